@@ -1,0 +1,23 @@
+"""The subscription model: event types, events and normalized constraints."""
+
+from ._constraints import (
+    ANY_VALUE,
+    EVERYTHING,
+    INF,
+    Constraint,
+    Filter,
+    Interval,
+    ValueSet,
+    filter_covers,
+    filter_lub,
+    filter_matches,
+    filter_str,
+    wildcard_for,
+)
+from ._schema import ATTRIBUTE_TYPES, Event, EventType, check_value
+
+__all__ = [
+    "ANY_VALUE", "ATTRIBUTE_TYPES", "EVERYTHING", "INF", "Constraint", "Event", "EventType",
+    "Filter", "Interval", "ValueSet", "check_value", "filter_covers", "filter_lub",
+    "filter_matches", "filter_str", "wildcard_for",
+]

@@ -1,0 +1,169 @@
+"""Normalized constraints (paper 001 §4): one per attribute of a conjunction.
+
+Ordered attributes (int, float) carry an `Interval` with open or closed bounds, enumerated ones
+(str, bool) a `ValueSet`, either the values admitted or, for `!=`, the values excluded. A missing
+attribute is the wildcard. `covers` is the covering relation of 000 §3.1 restricted to one
+attribute, `lub` the least upper bound used for summaries (000 §3.4, 001 §5.6).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, NamedTuple, Union
+
+INF = math.inf
+
+
+class Interval(NamedTuple):
+    lo: float
+    lo_closed: bool
+    hi: float
+    hi_closed: bool
+
+    def contains(self, v: Any) -> bool:
+        lo, hi = self.lo, self.hi
+        return (v > lo or (v == lo and self.lo_closed)) and (v < hi or (v == hi and self.hi_closed))
+
+    def is_empty(self) -> bool:
+        return self.lo > self.hi or (self.lo == self.hi and not (self.lo_closed and self.hi_closed))
+
+    def is_wildcard(self) -> bool:
+        return self.lo == -INF and self.hi == INF
+
+    def covers(self, o: "Interval") -> bool:
+        if o.is_empty():
+            return True
+        lo_ok = self.lo < o.lo or (self.lo == o.lo and (self.lo_closed or not o.lo_closed))
+        hi_ok = self.hi > o.hi or (self.hi == o.hi and (self.hi_closed or not o.hi_closed))
+        return lo_ok and hi_ok
+
+    def lub(self, o: "Interval") -> "Interval":
+        if o.is_empty():
+            return self
+        if self.is_empty():
+            return o
+        if self.lo < o.lo:
+            lo, lc = self.lo, self.lo_closed
+        elif o.lo < self.lo:
+            lo, lc = o.lo, o.lo_closed
+        else:
+            lo, lc = self.lo, self.lo_closed or o.lo_closed
+        if self.hi > o.hi:
+            hi, hc = self.hi, self.hi_closed
+        elif o.hi > self.hi:
+            hi, hc = o.hi, o.hi_closed
+        else:
+            hi, hc = self.hi, self.hi_closed or o.hi_closed
+        return Interval(lo, lc, hi, hc)
+
+    def intersect(self, o: "Interval") -> "Interval":
+        if self.lo > o.lo:
+            lo, lc = self.lo, self.lo_closed
+        elif o.lo > self.lo:
+            lo, lc = o.lo, o.lo_closed
+        else:
+            lo, lc = self.lo, self.lo_closed and o.lo_closed
+        if self.hi < o.hi:
+            hi, hc = self.hi, self.hi_closed
+        elif o.hi < self.hi:
+            hi, hc = o.hi, o.hi_closed
+        else:
+            hi, hc = self.hi, self.hi_closed and o.hi_closed
+        return Interval(lo, lc, hi, hc)
+
+    def __str__(self) -> str:
+        return f"{'[' if self.lo_closed else '('}{self.lo}, {self.hi}{']' if self.hi_closed else ')'}"
+
+
+class ValueSet(NamedTuple):
+    values: frozenset
+    exclude: bool = False  # True: every value except `values` (from `!=`)
+
+    def contains(self, v: Any) -> bool:
+        return (v in self.values) is not self.exclude
+
+    def is_empty(self) -> bool:
+        return not self.exclude and not self.values
+
+    def is_wildcard(self) -> bool:
+        return self.exclude and not self.values
+
+    def covers(self, o: "ValueSet") -> bool:
+        if o.is_empty():
+            return True
+        if not self.exclude:
+            return (not o.exclude) and o.values <= self.values
+        if not o.exclude:
+            return not (o.values & self.values)
+        return self.values <= o.values
+
+    def lub(self, o: "ValueSet") -> "ValueSet":
+        if not self.exclude and not o.exclude:
+            return ValueSet(self.values | o.values)
+        if self.exclude and o.exclude:
+            return ValueSet(self.values & o.values, True)
+        inc, exc = (o, self) if self.exclude else (self, o)
+        return ValueSet(exc.values - inc.values, True)
+
+    def intersect(self, o: "ValueSet") -> "ValueSet":
+        if not self.exclude and not o.exclude:
+            return ValueSet(self.values & o.values)
+        if self.exclude and o.exclude:
+            return ValueSet(self.values | o.values, True)
+        inc, exc = (o, self) if self.exclude else (self, o)
+        return ValueSet(inc.values - exc.values)
+
+    def __str__(self) -> str:
+        body = "{" + ", ".join(sorted(map(repr, self.values))) + "}"
+        return ("not in " if self.exclude else "in ") + body
+
+
+Constraint = Union[Interval, ValueSet]
+#: A concrete conjunction as brokers index it: attribute -> constraint; absent = wildcard.
+Filter = Mapping[str, Constraint]
+
+EVERYTHING = Interval(-INF, True, INF, True)
+ANY_VALUE = ValueSet(frozenset(), True)
+
+
+def wildcard_for(t: type) -> Constraint:
+    return EVERYTHING if t in (int, float) else ANY_VALUE
+
+
+def filter_matches(flt: Filter, index: Mapping[str, int], values: tuple) -> bool:
+    for attr, c in flt.items():
+        if not c.contains(values[index[attr]]):
+            return False
+    return True
+
+
+def filter_covers(a: Filter, b: Filter) -> bool:
+    """a covers b (every event matching b matches a), attribute by attribute (sound)."""
+    if any(c.is_empty() for c in b.values()):
+        return True
+    for attr, ca in a.items():
+        cb = b.get(attr)
+        if cb is None:
+            if not ca.is_wildcard():
+                return False
+        elif not ca.covers(cb):
+            return False
+    return True
+
+
+def filter_lub(a: Filter, b: Filter) -> dict[str, Constraint]:
+    """The per-attribute least upper bound of two conjunctions (001 §5.6); wildcards absorb."""
+    out: dict[str, Constraint] = {}
+    for attr, ca in a.items():
+        cb = b.get(attr)
+        if cb is not None:
+            c = ca.lub(cb)
+            if not c.is_wildcard():
+                out[attr] = c
+    return out
+
+
+def filter_str(flt: Filter) -> str:
+    if not flt:
+        return "true"
+    return " and ".join(f"{a} {c}" if isinstance(c, ValueSet) else f"{a} in {c}" for a, c in flt.items())

@@ -1,0 +1,123 @@
+"""Event types, their schemas, and events (paper 000 §3.1: strongly typed records)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+#: The attribute types of DESIGN §1.1: ordered (numeric) and enumerated (str, bool).
+ATTRIBUTE_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
+NUMERIC = (int, float)
+
+
+def type_name(t: type) -> str:
+    return t.__name__
+
+
+def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
+    """Return `value` coerced to `t`, or raise TypeError saying what was required and found."""
+    vt = type(value)
+    if vt is t:
+        return value
+    if t is float and vt is int:
+        return float(value)
+    raise TypeError(
+        f"{what} {attr!r} must be {t.__name__}, got {vt.__name__} {value!r}"
+    )
+
+
+class EventType:
+    """A named schema: `EventType("stocks.Quote", firm=str, price=float)`."""
+
+    __slots__ = ("name", "schema", "attrs", "index", "types")
+
+    def __init__(self, name: str, /, **schema: type) -> None:
+        if not isinstance(name, str) or not name:
+            raise TypeError("an event type needs a non-empty name")
+        if not schema:
+            raise TypeError(f"event type {name!r} needs at least one attribute")
+        for attr, t in schema.items():
+            if t not in ATTRIBUTE_TYPES.values():
+                raise TypeError(
+                    f"attribute {attr!r} of {name!r} has type {t!r}; "
+                    "only int, float, str and bool are supported"
+                )
+        self.name = name
+        self.schema: dict[str, type] = dict(schema)
+        self.attrs: tuple[str, ...] = tuple(schema)
+        self.index: dict[str, int] = {a: i for i, a in enumerate(self.attrs)}
+        self.types: tuple[type, ...] = tuple(schema.values())
+
+    @classmethod
+    def from_wire(cls, name: str, fields: list[tuple[str, str]] | tuple) -> "EventType":
+        return cls(name, **{a: ATTRIBUTE_TYPES[t] for a, t in fields})
+
+    def to_wire(self) -> tuple[tuple[str, str], ...]:
+        return tuple((a, t.__name__) for a, t in self.schema.items())
+
+    def values_from(self, kwargs: Mapping[str, Any]) -> tuple:
+        """Check names and types of published attributes; return them in schema order."""
+        if len(kwargs) != len(self.attrs) or any(a not in self.index for a in kwargs):
+            unknown = [a for a in kwargs if a not in self.index]
+            missing = [a for a in self.attrs if a not in kwargs]
+            parts = []
+            if unknown:
+                parts.append(f"unknown attribute(s) {', '.join(map(repr, unknown))}")
+            if missing:
+                parts.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
+            raise TypeError(f"{self.name}: " + "; ".join(parts) + f" (schema: {self.describe()})")
+        return tuple(check_value(a, t, kwargs[a]) for a, t in self.schema.items())
+
+    def describe(self) -> str:
+        return ", ".join(f"{a}: {t.__name__}" for a, t in self.schema.items())
+
+    def __call__(self, **kwargs: Any) -> "Event":
+        return Event(self, self.values_from(kwargs))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EventType) and other.name == self.name and other.schema == self.schema
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"EventType({self.name!r}, {self.describe()})"
+
+
+class Event(Mapping[str, Any]):
+    """A published event: `ev.price` and `ev["price"]` both read an attribute."""
+
+    __slots__ = ("type", "values")
+
+    def __init__(self, etype: EventType, values: tuple) -> None:
+        object.__setattr__(self, "type", etype)
+        object.__setattr__(self, "values", values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[self.type.index[name]]
+        except KeyError:
+            raise AttributeError(f"{self.type.name} has no attribute {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("events are immutable")
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[self.type.index[name]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.type.attrs)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Event):
+            return self.type.name == other.type.name and self.values == other.values
+        return Mapping.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash((self.type.name, self.values))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{a}={v!r}" for a, v in zip(self.type.attrs, self.values))
+        return f"{self.type.name}({inner})"
