@@ -1,0 +1,33 @@
+"""Errors in a guard, with the position and a caret under the offending part."""
+
+from __future__ import annotations
+
+
+class GuardError(ValueError):
+    """A guard outside the language, or ill-typed. `str()` names the part and says why."""
+
+    def __init__(self, message: str, source: str = "", line: int = 0, column: int = 0) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.column = column
+        super().__init__(self.render())
+
+    def render(self, filename: str = "<guard>") -> str:
+        if not self.line:
+            return self.message
+        text = self.source.splitlines()[self.line - 1] if self.source else ""
+        head = f"{filename}:{self.line}:{self.column}: error: {self.message}"
+        if not text:
+            return head
+        return f"{head}\n    {text}\n    {' ' * (self.column - 1)}^"
+
+    def at(self, node) -> "GuardError":
+        """The same error, placed at `node` if it has no position yet."""
+        if not self.line and getattr(node, "line", 0):
+            return GuardError(self.message, self.source, node.line, node.column)
+        return self
+
+
+def error_at(node, message: str, source: str = "") -> GuardError:
+    return GuardError(message, source, getattr(node, "line", 0), getattr(node, "column", 0))

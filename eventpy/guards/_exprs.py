@@ -1,0 +1,152 @@
+"""Restricted expression trees: what attribute expressions (000 §9.1.1, grammar Ga) look like on
+the wire and how brokers evaluate them — by walking a tree of known node kinds, never `eval`,
+never Python source.
+
+A tree is a nested tuple (msgpack keeps it as lists, which are accepted too):
+
+    ("c", value)            a constant (int, float, str, bool)
+    ("a", index)            the event attribute at `index` in the schema
+    ("v", var)              a subscription variable (a parameter value held by the broker)
+    ("+"|"-"|"*"|"/", l, r) arithmetic
+    ("neg", x)              unary minus
+    ("f", name, x, ...)     a whitelisted pure function
+    ("set", x, ...)         a set of values, right operand of in / not in
+    (op, l, r)              op in < <= == != > >= in "not in": a predicate (the root of a tree)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable, Sequence
+
+#: The pure functions a guard may call (DESIGN §1.2).
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "round": round,
+    "math.sqrt": math.sqrt,
+    "math.hypot": math.hypot,
+    "math.floor": math.floor,
+    "math.ceil": math.ceil,
+}
+FUNCTION_ARITY: dict[str, tuple[int, int]] = {
+    "abs": (1, 1), "min": (2, 16), "max": (2, 16), "round": (1, 2), "math.sqrt": (1, 1),
+    "math.hypot": (1, 16), "math.floor": (1, 1), "math.ceil": (1, 1),
+}
+ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+}
+COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+    ">": operator.gt, ">=": operator.ge,
+    "in": lambda x, s: x in s, "not in": lambda x, s: x not in s,
+}
+MAX_DEPTH = 32
+MAX_NODES = 256
+
+Evaluator = Callable[[Sequence[Any], Sequence[Any]], Any]  # (event values, variables) -> value
+
+
+class TreeError(ValueError):
+    """A tree received from elsewhere is not a well-formed restricted expression."""
+
+
+def compile_tree(tree: Any, n_attrs: int | None = None, n_vars: int | None = None) -> Evaluator:
+    """Validate `tree` and turn it into a closure. Raises TreeError on anything unknown."""
+    budget = [MAX_NODES]
+
+    def build(t: Any, depth: int) -> Evaluator:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_DEPTH:
+            raise TreeError("expression too large")
+        if not isinstance(t, (tuple, list)) or not t or not isinstance(t[0], str):
+            raise TreeError(f"malformed expression node {t!r:.60}")
+        kind, args = t[0], t[1:]
+        if kind == "c":
+            _arity(t, 1)
+            value = args[0]
+            if type(value) not in (int, float, str, bool):
+                raise TreeError(f"constant of type {type(value).__name__} not allowed")
+            return lambda ev, vs: value
+        if kind == "a":
+            _arity(t, 1)
+            i = _index(args[0], n_attrs, "attribute")
+            return lambda ev, vs: ev[i]
+        if kind == "v":
+            _arity(t, 1)
+            j = _index(args[0], n_vars, "variable")
+            return lambda ev, vs: vs[j]
+        if kind in ARITH:
+            _arity(t, 2)
+            f, left, right = ARITH[kind], build(args[0], depth + 1), build(args[1], depth + 1)
+            return lambda ev, vs: f(left(ev, vs), right(ev, vs))
+        if kind == "neg":
+            _arity(t, 1)
+            x = build(args[0], depth + 1)
+            return lambda ev, vs: -x(ev, vs)
+        if kind == "f":
+            if not args or args[0] not in FUNCTIONS:
+                raise TreeError(f"function {args[0] if args else '?'!r} is not allowed")
+            lo, hi = FUNCTION_ARITY[args[0]]
+            if not lo <= len(args) - 1 <= hi:
+                raise TreeError(f"{args[0]} takes {lo}..{hi} arguments")
+            fn = FUNCTIONS[args[0]]
+            parts = [build(a, depth + 1) for a in args[1:]]
+            return lambda ev, vs: fn(*[p(ev, vs) for p in parts])
+        if kind == "set":
+            parts = [build(a, depth + 1) for a in args]
+            return lambda ev, vs: frozenset(p(ev, vs) for p in parts)
+        if kind in COMPARE:
+            _arity(t, 2)
+            f, left, right = COMPARE[kind], build(args[0], depth + 1), build(args[1], depth + 1)
+            return lambda ev, vs: f(left(ev, vs), right(ev, vs))
+        raise TreeError(f"unknown expression node {kind!r}")
+
+    return build(tree, 0)
+
+
+def compile_predicate(tree: Any, n_attrs: int | None = None, n_vars: int | None = None) -> Evaluator:
+    """A predicate tree as a closure that is False (never raises) when evaluation fails,
+    e.g. a division by zero: a guard that cannot be evaluated does not hold."""
+    if not isinstance(tree, (tuple, list)) or not tree or tree[0] not in COMPARE:
+        raise TreeError("a predicate must be a comparison")
+    fn = compile_tree(tree, n_attrs, n_vars)
+
+    def holds(ev: Sequence[Any], vs: Sequence[Any]) -> bool:
+        try:
+            return bool(fn(ev, vs))
+        except (ArithmeticError, ValueError, TypeError):
+            return False
+
+    return holds
+
+
+def _arity(t: Sequence[Any], n: int) -> None:
+    if len(t) != n + 1:
+        raise TreeError(f"node {t[0]!r} takes {n} operand(s), got {len(t) - 1}")
+
+
+def _index(i: Any, bound: int | None, what: str) -> int:
+    if type(i) is not int or i < 0 or (bound is not None and i >= bound):
+        raise TreeError(f"{what} index {i!r} out of range")
+    return i
+
+
+def tree_str(t: Any, attrs: Sequence[str] = (), var_names: Sequence[str] = ()) -> str:
+    """Render a tree back to guard-like text (for diagnostics and `eventpy overlay status`)."""
+    kind, args = t[0], t[1:]
+    if kind == "c":
+        return repr(args[0])
+    if kind == "a":
+        return attrs[args[0]] if args[0] < len(attrs) else f"a{args[0]}"
+    if kind == "v":
+        return var_names[args[0]] if args[0] < len(var_names) else f"v{args[0]}"
+    if kind == "neg":
+        return f"-{tree_str(args[0], attrs, var_names)}"
+    if kind == "f":
+        return f"{args[0]}({', '.join(tree_str(a, attrs, var_names) for a in args[1:])})"
+    if kind == "set":
+        return "{" + ", ".join(tree_str(a, attrs, var_names) for a in args) + "}"
+    return f"({tree_str(args[0], attrs, var_names)} {kind} {tree_str(args[1], attrs, var_names)})"

@@ -1,0 +1,116 @@
+"""Guard text -> AST, with lark (LALR) and the grammar in grammar/eventpy.lark."""
+
+from __future__ import annotations
+
+import ast as pyast
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from . import _ast as A
+from ._errors import GuardError
+
+
+@lru_cache(maxsize=1)
+def grammar_text() -> str:
+    return resources.files("eventpy.grammar").joinpath("eventpy.lark").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(grammar_text(), start="guard", parser="lalr", propagate_positions=True,
+                maybe_placeholders=True)
+
+
+def _pos(meta) -> dict:
+    return {"line": getattr(meta, "line", 0), "column": getattr(meta, "column", 0)}
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """One method per grammar rule (DESIGN §4: a rule and its method share a name)."""
+
+    def or_test(self, meta, items):
+        return A.Or(tuple(items), **_pos(meta))
+
+    def and_test(self, meta, items):
+        return A.And(tuple(items), **_pos(meta))
+
+    def not_test(self, meta, items):
+        return A.Not(items[0], **_pos(meta))
+
+    def comp_op(self, meta, items):
+        return " ".join(str(t) for t in items) if items else "in"
+
+    def comparison(self, meta, items):
+        # a < b <= c  ==  a < b and b <= c (Python's chained comparison)
+        operands = items[0::2]
+        ops = items[1::2]
+        parts = [
+            A.Compare(op, left, right, line=left.line, column=left.column)
+            for op, left, right in zip(ops, operands, operands[1:])
+        ]
+        return parts[0] if len(parts) == 1 else A.And(tuple(parts), **_pos(meta))
+
+    def binop(self, meta, items):
+        left, op, right = items
+        return A.BinOp(str(op), left, right, **_pos(meta))
+
+    def neg(self, meta, items):
+        return A.Neg(items[0], **_pos(meta))
+
+    def number(self, meta, items):
+        text = str(items[0]).replace("_", "")
+        value = float(text) if any(c in text for c in ".eE") else int(text)
+        return A.Const(value, **_pos(meta))
+
+    def string(self, meta, items):
+        return A.Const(pyast.literal_eval(str(items[0])), **_pos(meta))
+
+    def true(self, meta, items):
+        return A.Const(True, **_pos(meta))
+
+    def false(self, meta, items):
+        return A.Const(False, **_pos(meta))
+
+    def name(self, meta, items):
+        return A.Name(str(items[0]), **_pos(meta))
+
+    def self_field(self, meta, items):
+        return A.SelfField(str(items[0]), **_pos(meta))
+
+    def dotted_name(self, meta, items):
+        return ".".join(str(t) for t in items)
+
+    def call(self, meta, items):
+        func, *args = items
+        return A.Call(func, tuple(a for a in args if a is not None), **_pos(meta))
+
+    def set_literal(self, meta, items):
+        return A.SetLit(tuple(items), **_pos(meta))
+
+
+def parse_guard(text: str) -> A.Node:
+    """Parse a guard; a syntax error is a GuardError pointing at the offending token."""
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedEOF as e:
+        lines = text.splitlines() or [""]
+        raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
+    except UnexpectedToken as e:
+        tok: Token = e.token
+        if tok.type == "$END":
+            lines = text.splitlines() or [""]
+            raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
+        raise GuardError(f"unexpected {str(tok)!r} in guard", text, e.line, e.column) from None
+    except UnexpectedCharacters as e:
+        ch = text.splitlines()[e.line - 1][e.column - 1] if text else "?"
+        raise GuardError(f"unexpected character {ch!r} in guard", text, e.line, e.column) from None
+    except UnexpectedInput as e:  # pragma: no cover - other lark input errors
+        raise GuardError("the guard is not valid", text, e.line, e.column) from None
+    node = _ToAst().transform(tree)
+    if isinstance(node, A.Name | A.SelfField | A.Call | A.Const):
+        node = A.Truth(node, line=node.line, column=node.column)
+    return node

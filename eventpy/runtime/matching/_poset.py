@@ -1,0 +1,277 @@
+"""The Siena-style poset of conjunctions ordered by covering (000 §3.4, Fig. 2).
+
+Each node holds one distinct filter and every key indexed under it (subs[τ][Φ] in Fig. 2). An
+edge parent -> child means `filter_covers(parent, child)`. Two invariants make matching and
+summaries correct: every edge satisfies covering, and every node is reachable from a root.
+Completeness of the edges is *not* relied on: a covering pair without a path between them only
+leaves more roots, i.e. a larger (still covering) summary.
+
+Matching evaluates the poset from the roots and skips everything below a node that fails (its
+descendants are covered by it, so they fail too). The summary is the disjunction of the roots
+(the predicates not covered by another), the LUB of 000 §3.4.
+
+Filters with an empty constraint never match anything and are covered by every node; keeping
+them out of the graph spares attaching them below every leaf. They live in `_dead` nodes.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Callable, Iterable
+
+from ..model import Constraint, Filter, filter_covers
+from ._base import Key, Matcher
+
+
+class _Node:
+    __slots__ = ("flt", "canon", "preds", "keys", "parents", "children", "live")
+
+    def __init__(self, flt: dict[str, Constraint], index: dict[str, int]) -> None:
+        self.keys: dict[Key, None] = {}
+        # dicts used as insertion-ordered sets, so traversal order is deterministic
+        self.parents: dict[_Node, None] = {}
+        self.children: dict[_Node, None] = {}
+        self.live = False  # True while the node is in the graph (not an empty filter)
+        self.set_filter(flt, index)
+
+    def set_filter(self, flt: dict[str, Constraint], index: dict[str, int]) -> None:
+        self.flt = flt
+        self.canon = frozenset(flt.items())
+        self.preds = tuple((index[a], c) for a, c in flt.items())
+
+    def matches(self, values: tuple) -> bool:
+        for i, c in self.preds:
+            if not c.contains(values[i]):
+                return False
+        return True
+
+
+def _never_matches(flt: Filter) -> bool:
+    return any(c.is_empty() for c in flt.values())
+
+
+class PosetMatcher(Matcher):
+    name = "poset"
+
+    def __init__(self, etype) -> None:
+        super().__init__(etype)
+        self._node_of: dict[Key, _Node] = {}
+        self._by_canon: dict[frozenset, _Node] = {}  # equal filters share one node
+        self._roots: dict[_Node, None] = {}
+
+    # ---- graph surgery -------------------------------------------------------------------
+
+    def _attach(self, x: _Node) -> None:
+        """Siena insert: link x below the lowest nodes covering it, above the highest it covers."""
+        if _never_matches(x.flt):
+            return
+        x.live = True
+        f = x.flt
+        # Nodes covering x. Covering is transitive, so every ancestor of a covering node covers
+        # x too: descending from the roots only through covering nodes finds them all (as far
+        # as the edges are complete; a miss only makes x a root, which stays correct).
+        cov: dict[_Node, None] = {}
+        tested: set[_Node] = set()
+        stack = []
+        for r in self._roots:
+            tested.add(r)
+            if filter_covers(r.flt, f):
+                stack.append(r)
+        while stack:
+            n = stack.pop()
+            cov[n] = None
+            for c in n.children:
+                if c not in tested:
+                    tested.add(c)
+                    if filter_covers(c.flt, f):
+                        stack.append(c)
+        parents = [p for p in cov if not any(c in cov for c in p.children)]
+        # Nodes x strictly covers, highest first. In a complete diagram they lie below x's
+        # parents (or anywhere, if x is a root). Strictness (x covers n, n does not cover x)
+        # keeps the graph acyclic when two structurally different filters are equivalent.
+        start = {c: None for p in parents for c in p.children} if parents else dict(self._roots)
+        found: dict[_Node, None] = {}
+        seen = set(start)
+        stack = list(start)
+        while stack:
+            n = stack.pop()
+            if n not in cov and filter_covers(f, n.flt) and not filter_covers(n.flt, f):
+                found[n] = None
+                continue
+            for c in n.children:
+                if c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+        # cheap transitive reduction: a candidate under another candidate is reached via it
+        children = [c for c in found if not any(q in found for q in c.parents)]
+        for p in parents:
+            p.children[x] = None
+            x.parents[p] = None
+        if not parents:
+            self._roots[x] = None
+        for c in children:
+            # edges from x's ancestors straight to c are now implied by ancestor -> x -> c
+            for q in [q for q in c.parents if q in cov]:
+                del q.children[c]
+                del c.parents[q]
+            c.parents[x] = None
+            x.children[c] = None
+            self._roots.pop(c, None)
+
+    def _detach(self, x: _Node) -> None:
+        """Siena delete: unlink x, handing its children to its parents so none gets lost."""
+        if not x.live:
+            return
+        x.live = False
+        parents, children = list(x.parents), list(x.children)
+        for p in parents:
+            del p.children[x]
+        for c in children:
+            del c.parents[x]
+        self._roots.pop(x, None)
+        x.parents.clear()
+        x.children.clear()
+        for c in children:
+            if not c.parents:
+                # p covers x covers c: the edge is sound; with no parents left c must be linked
+                for p in parents:
+                    p.children[c] = None
+                    c.parents[p] = None
+                if not parents:
+                    self._roots[c] = None
+                continue
+            # c is still reachable; re-add p -> c only where no remaining parent of c lies
+            # (by covering) under p, to keep the graph roughly transitively reduced
+            for p in parents:
+                if p not in c.parents and not any(filter_covers(p.flt, q.flt) for q in c.parents):
+                    p.children[c] = None
+                    c.parents[p] = None
+
+    def _insert(self, key: Key, flt: dict[str, Constraint]) -> None:
+        canon = frozenset(flt.items())
+        node = self._by_canon.get(canon)
+        if node is None:
+            node = _Node(flt, self.etype.index)
+            self._by_canon[canon] = node
+            self._attach(node)
+        node.keys[key] = None
+        self._node_of[key] = node
+
+    def _drop(self, node: _Node) -> None:
+        self._detach(node)
+        del self._by_canon[node.canon]
+
+    # ---- the Matcher interface -----------------------------------------------------------
+
+    def add(self, key: Key, flt: Filter) -> None:
+        if key in self._node_of:
+            raise KeyError(f"entry {key!r} is already indexed")
+        self._insert(key, dict(flt))
+
+    def remove(self, key: Key) -> None:
+        node = self._node_of.pop(key)
+        del node.keys[key]
+        if not node.keys:
+            self._drop(node)
+
+    def update(self, key: Key, attr: str, constraint: Constraint | None) -> None:
+        """update(P[τ], node, x, v) of 000 Fig. 6 line 36: re-substitute, re-order if needed."""
+        node = self._node_of[key]
+        flt = dict(node.flt)
+        if constraint is None:
+            flt.pop(attr, None)
+        else:
+            flt[attr] = constraint
+        canon = frozenset(flt.items())
+        if canon == node.canon:
+            return
+        if len(node.keys) > 1 or canon in self._by_canon:
+            # the key leaves a shared node, or joins an existing equal filter
+            self.remove(key)
+            self._insert(key, flt)
+            return
+        del self._by_canon[node.canon]
+        self._by_canon[canon] = node
+        if (
+            node.live
+            and not _never_matches(flt)
+            and True
+            and all(filter_covers(flt, c.flt) for c in node.children)
+        ):
+            # the cheap path: the node's place in the order still holds, O(degree) tests
+            node.set_filter(flt, self.etype.index)
+            return
+        self._detach(node)
+        node.set_filter(flt, self.etype.index)
+        self._attach(node)
+
+    def match(self, values: tuple) -> list[Key]:
+        out: list[Key] = []
+        seen: set[_Node] = set()
+        stack = list(self._roots)
+        while stack:
+            n = stack.pop()
+            if n in seen:  # reachable along several paths: evaluate it once
+                continue
+            seen.add(n)
+            if n.matches(values):
+                out.extend(n.keys)
+                stack.extend(n.children)
+            # else: its descendants are covered by it and cannot match either
+        return out
+
+    def filter_of(self, key: Key) -> Filter:
+        # read-only: equal filters under different keys share the node's dict
+        return MappingProxyType(self._node_of[key].flt)
+
+    def keys(self) -> Iterable[Key]:
+        return self._node_of.keys()
+
+    def __len__(self) -> int:
+        return len(self._node_of)
+
+    def summary(self, skip: Callable[[Key], bool] | None = None) -> list[dict[str, Constraint]]:
+        """The disjunction of the roots (000 §3.4). Nodes whose keys are all skipped give way to
+        their children: the first kept node on each path covers every node below it."""
+        out: dict[frozenset, dict[str, Constraint]] = {}
+        seen: set[_Node] = set()
+        stack = list(self._roots)
+        stack.reverse()
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if skip is not None and all(skip(k) for k in n.keys):
+                stack.extend(reversed(n.children))
+            elif n.canon not in out:
+                out[n.canon] = dict(n.flt)
+        return list(out.values())
+
+    # ---- inspection ----------------------------------------------------------------------
+
+    def roots(self) -> list[Filter]:
+        """The filters not covered by another (as far as the edges know): the LUB's disjuncts."""
+        return [MappingProxyType(n.flt) for n in self._roots]
+
+    def check(self) -> None:
+        """Assert the invariants (for tests): edges cover, nodes reachable, bookkeeping agrees."""
+        live = {n for n in self._by_canon.values() if n.live}
+        for n in self._by_canon.values():
+            assert n.keys and all(self._node_of[k] is n for k in n.keys)
+            assert n.live != _never_matches(n.flt) and n.canon == frozenset(n.flt.items())
+            assert (n in self._roots) == (n.live and not n.parents)
+            for c in n.children:
+                assert n in c.parents and c.live and filter_covers(n.flt, c.flt)
+            for p in n.parents:
+                assert n in p.children
+        # Kahn's order from the roots reaches every live node iff all are reachable and acyclic
+        indeg = {n: len(n.parents) for n in live}
+        order = [n for n in live if not indeg[n]]
+        for n in order:
+            for c in n.children:
+                indeg[c] -= 1
+                if not indeg[c]:
+                    order.append(c)
+        assert len(order) == len(live)
+        assert sum(len(n.keys) for n in self._by_canon.values()) == len(self._node_of)
