@@ -36,6 +36,8 @@ class EventType:
         if not schema:
             raise TypeError(f"event type {name!r} needs at least one attribute")
         for attr, t in schema.items():
+            if attr.startswith("_"):
+                raise TypeError(f"attribute {attr!r} of {name!r}: names starting with '_' are reserved")
             if t not in ATTRIBUTE_TYPES.values():
                 raise TypeError(
                     f"attribute {attr!r} of {name!r} has type {t!r}; "
@@ -65,7 +67,11 @@ class EventType:
             if missing:
                 parts.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
             raise TypeError(f"{self.name}: " + "; ".join(parts) + f" (schema: {self.describe()})")
-        return tuple(check_value(a, t, kwargs[a]) for a, t in self.schema.items())
+        values = tuple(check_value(a, t, kwargs[a]) for a, t in self.schema.items())
+        for a, v in zip(self.attrs, values):
+            if v != v:
+                raise ValueError(f"{self.name}: attribute {a!r} is NaN, which no guard can match")
+        return values
 
     def describe(self) -> str:
         return ", ".join(f"{a}: {t.__name__}" for a, t in self.schema.items())
@@ -86,11 +92,12 @@ class EventType:
 class Event(Mapping[str, Any]):
     """A published event: `ev.price` and `ev["price"]` both read an attribute."""
 
-    __slots__ = ("type", "values")
+    __slots__ = ("type", "values", "_meta")
 
     def __init__(self, etype: EventType, values: tuple) -> None:
         object.__setattr__(self, "type", etype)
         object.__setattr__(self, "values", values)
+        object.__setattr__(self, "_meta", None)  # (origin, seq, time) once delivered
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -1,0 +1,13 @@
+"""EventPy: parametric content-based publish/subscribe as a part of Python."""
+
+from .guards import GuardError
+from .runtime.api import Node, Subscription, connect, drain, shutdown, stats
+from .runtime.client import event_info
+from .runtime.model import Event, EventType
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "drain", "event_info",
+    "shutdown", "stats",
+]

@@ -1,0 +1,77 @@
+"""Serial executors on a shared pool: deliveries to one subscriber run one at a time, in order;
+different subscribers run in parallel. A callback's exception is logged with its traceback and
+does not stop later deliveries."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+log = logging.getLogger("eventpy.delivery")
+_POOL_SIZE = 8
+
+
+class DeliveryPool:
+    def __init__(self, workers: int = _POOL_SIZE) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="eventpy-deliver")
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._busy = 0  # tasks queued or running, over every serial queue
+
+    def serial(self) -> "SerialQueue":
+        return SerialQueue(self)
+
+    def _started(self) -> None:
+        with self._lock:
+            self._busy += 1
+
+    def _finished(self) -> None:
+        with self._lock:
+            self._busy -= 1
+            if not self._busy:
+                self._idle.notify_all()
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._busy, timeout)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=False)
+
+
+class SerialQueue:
+    """Runs submitted callables one at a time, in submission order, on the pool."""
+
+    __slots__ = ("_owner", "_tasks", "_lock", "_scheduled")
+
+    def __init__(self, owner: DeliveryPool) -> None:
+        self._owner = owner
+        self._tasks: deque[Callable[[], object]] = deque()
+        self._lock = threading.Lock()
+        self._scheduled = False
+
+    def submit(self, task: Callable[[], object]) -> None:
+        self._owner._started()
+        with self._lock:
+            self._tasks.append(task)
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self._owner._pool.submit(self._run)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._tasks:
+                    self._scheduled = False
+                    return
+                task = self._tasks.popleft()
+            try:
+                task()
+            except Exception:  # isolate the subscriber's failure, keep delivering
+                log.exception("an event callback raised; the event is dropped for this subscriber")
+            finally:
+                self._owner._finished()

@@ -1,0 +1,233 @@
+"""The public Python API (the contract of DESIGN §1 and the runtime issue):
+
+    node = eventpy.connect()
+    sub = node.subscribe(Quote, "firm == 'IBM' and price < limit", params={"limit": 10.0}, on_event=f)
+    node.publish(Quote, firm="IBM", price=9.5)
+    sub.update(limit=12.0)
+    eventpy.drain(timeout=5.0)
+    eventpy.stats()
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from typing import Any, Callable, Mapping
+
+from ..guards import compile_guard
+from .client import SubscriptionState
+from .embedded import EmbeddedOverlay, LocalNode
+from .model import Event, EventType
+
+ENV_BROKER = "EVENTPY_BROKER"
+_lock = threading.Lock()
+_overlay: EmbeddedOverlay | None = None
+_nodes: list["Node"] = []
+_closed_stats: Counter = Counter()  # counters of nodes already closed
+
+
+def _param_kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "num"
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, (set, frozenset)):
+        return "set"
+    raise TypeError(f"parameter values must be int, float, str, bool or a set, got {type(v).__name__}")
+
+
+def _param_type(v: Any) -> type:
+    return {"bool": bool, "num": float, "str": str, "set": frozenset}[_param_kind(v)]
+
+
+def _freeze(v: Any) -> Any:
+    return frozenset(v) if isinstance(v, (set, frozenset)) else v
+
+
+class Subscription:
+    """A live subscription: `update(**params)` sends UPDs, `close()` unsubscribes."""
+
+    def __init__(self, node: "Node", state: SubscriptionState) -> None:
+        self._node = node
+        self._state = state
+        self._kinds = {k: _param_kind(v) for k, v in state.env.items()}
+
+    @property
+    def event_type(self) -> EventType:
+        return self._state.etype
+
+    @property
+    def guard(self) -> str:
+        return self._state.plan.source
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return dict(self._state.env)
+
+    @property
+    def closed(self) -> bool:
+        return self._state.closed
+
+    def update(self, **params: Any) -> None:
+        """Change parameters; only the subscription variables that depend on them are sent."""
+        for k, v in params.items():
+            kind = self._kinds.get(k)
+            if kind is None:
+                raise TypeError(f"unknown parameter {k!r}; this subscription has "
+                                f"{', '.join(self._kinds) or 'no parameters'}")
+            if _param_kind(v) != kind:
+                raise TypeError(f"parameter {k!r} must stay {kind}, got {type(v).__name__} {v!r}")
+        frozen = {k: _freeze(v) for k, v in params.items()}
+        self._node._local.send(lambda core: core.update(self._state, frozen))
+
+    def close(self) -> None:
+        if not self._state.closed:
+            self._node._local.send(lambda core: core.unsubscribe(self._state))
+            self._node._local.forget(self._state)
+
+    def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "live"
+        return f"<Subscription {self._state.etype.name} when {self.guard!r} {self.params} {state}>"
+
+
+class Node:
+    """A process's attachment to an overlay."""
+
+    def __init__(self, local: LocalNode) -> None:
+        self._local = local
+        self.name = local.link
+
+    @property
+    def mode(self) -> str:
+        return self._local.core.mode
+
+    def subscribe(self, etype: EventType, guard: str = "True", params: Mapping[str, Any] | None = None,
+                  on_event: Callable[[Event], Any] | None = None) -> Subscription:
+        if not isinstance(etype, EventType):
+            raise TypeError(f"subscribe needs an EventType, got {type(etype).__name__}")
+        if on_event is not None and not callable(on_event):
+            raise TypeError("on_event must be callable")
+        env = {k: _freeze(v) for k, v in (params or {}).items()}
+        plan = compile_guard(guard, etype, {k: _param_type(v) for k, v in env.items()})
+        state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event))
+        sub = Subscription(self, state)
+        state.handle = sub
+        return sub
+
+    def publish(self, etype: EventType, /, **attrs: Any) -> None:
+        """Publish an event; returns at once (000 §4.2)."""
+        if not isinstance(etype, EventType):
+            raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
+        values = etype.values_from(attrs)
+        self._local.send(lambda core: core.publish(etype, values))
+
+    def advertise(self, etype: EventType) -> None:
+        self._local.send(lambda core: core.advertise(etype))
+
+    def stats(self) -> Counter:
+        with self._local.lock:
+            return Counter(self._local.core.stats)
+
+    def close(self) -> None:
+        with _lock:
+            if self in _nodes:
+                _nodes.remove(self)
+                _closed_stats.update(self.stats())
+        with self._local.lock:
+            if self._local.closed:
+                return
+            for state in list(self._local.core.subs.values()):
+                self._local.core.unsubscribe(state)
+        self._local.overlay.wake(self._local)
+        self._local.overlay.detach(self._local)
+        with self._local.lock:
+            self._local.closed = True
+
+    def __enter__(self) -> "Node":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<eventpy.Node {self.name} mode={self.mode}>"
+
+
+def connect(url: str | None = None, *, mode: str | None = None, matcher: str | None = None,
+            summary: str | None = None, name: str | None = None) -> Node:
+    """Attach this process to an overlay. Without a URL and without EVENTPY_BROKER: the embedded
+    overlay (one broker in this process), created on first use with `mode` (parametric or resub),
+    `matcher` (naive, poset, fastint) and `summary` (attribute, poset)."""
+    global _overlay
+    url = url or os.environ.get(ENV_BROKER) or None
+    if url is not None and url not in ("inproc:", "inproc://", "embedded"):
+        raise ValueError(f"cannot attach to {url!r}: only the embedded overlay is available in this "
+                         f"version (the TCP overlay is not built yet); unset {ENV_BROKER}")
+    wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
+    with _lock:
+        if _overlay is None:
+            _overlay = EmbeddedOverlay(**wanted)
+        else:
+            have = _overlay.config()
+            clash = {k: v for k, v in wanted.items() if have[k] != v}
+            if clash:
+                raise ValueError(f"the embedded overlay already runs with {have}; asked for {clash} "
+                                 "(call eventpy.shutdown() first)")
+        node = Node(_overlay.attach(name))
+        _nodes.append(node)
+    return node
+
+
+def drain(timeout: float = 10.0) -> None:
+    """Barrier: return once every message sent by this process before the call has been processed
+    by every broker and client it reaches and every delivered event's callback has returned."""
+    deadline = time.monotonic() + timeout
+    with _lock:
+        nodes = list(_nodes)
+    waits = [(n, n._local.flush()) for n in nodes if not n._local.closed]
+    for node, done in waits:
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"drain: node {node.name} had no answer to its flush within {timeout}s")
+    for node, _ in waits:
+        if not node._local.wait_local(max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"drain: callbacks of node {node.name} still running after {timeout}s")
+
+
+def stats() -> dict[str, int]:
+    """Counters over every node of this process (and the embedded broker's, prefixed broker_)."""
+    total: Counter = Counter({k: 0 for k in ("published", "delivered", "spurious", "sub_sent",
+                                             "unsub_sent", "upd_sent")})
+    with _lock:
+        nodes = list(_nodes)
+        total.update(_closed_stats)
+        overlay = _overlay
+    for n in nodes:
+        total.update(n.stats())
+    if overlay is not None:
+        for k, v in dict(overlay.broker.stats).items():
+            total[f"broker_{k}"] += v
+    return dict(total)
+
+
+def shutdown() -> None:
+    """Close every node and stop the embedded overlay (the next connect() starts a fresh one)."""
+    global _overlay
+    with _lock:
+        nodes = list(_nodes)
+    for n in nodes:
+        n.close()
+    with _lock:
+        overlay, _overlay = _overlay, None
+        _closed_stats.clear()
+    if overlay is not None:
+        overlay.stop()

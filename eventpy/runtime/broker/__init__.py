@@ -1,0 +1,6 @@
+"""The sans-I/O broker: messages in, messages out (DESIGN §2)."""
+
+from ._broker import MODES, Broker
+from ._state import MessageError
+
+__all__ = ["MODES", "Broker", "MessageError"]

@@ -1,0 +1,378 @@
+"""The broker algorithm as a sans-I/O state machine (paper 000 Fig. 6; 001 Algorithm 2).
+
+`Broker.handle(link, message)` returns the messages to send as `(link, message)` pairs; it never
+touches a socket or a clock. The same object runs inside the embedded overlay, the discrete-event
+simulator and (later) a TCP broker process. Links are opaque hashable names chosen by whoever
+drives the broker; `connect(link, role)` tells whether a peer is a broker or a client.
+
+Modes (DESIGN §2):
+* `parametric` — subscriptions are kept with their variables; an UPD changes one constraint in
+  place (Fig. 6 lines 33-38, `lookup` is the `(link, sid)` table) and `propagate` (lines 39-47)
+  sends upstream only what changed in the summary: UPDs of broker variables when its structure is
+  unchanged, else a fresh SUB and an UNSUB of the old one.
+* `resub` — the baseline of Fig. 1/2: summaries that change are re-subscribed upstream
+  (a SUB then an UNSUB), never updated.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any, Hashable
+
+from ..matching import Matcher, make_matcher
+from ..messages import Ack, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from ..model import EventType
+from ._state import MessageError, SubState
+from ._summary import SUMMARIES
+
+log = logging.getLogger("eventpy.broker")
+Link = Hashable
+Sends = list[tuple[Link, Any]]
+MODES = ("parametric", "resub")
+
+
+@dataclass
+class _Sent:
+    """What this broker has subscribed at one upstream neighbor for one event type."""
+
+    sid: int
+    filters: list[dict]
+    structure: tuple
+    seqs: list[int]
+
+
+@dataclass
+class _TypeState:
+    etype: EventType
+    matcher: Matcher
+    summary: Any
+    pubs: set = field(default_factory=set)  # links that advertised the type (Fig. 6 line 8)
+    adv_sent: set = field(default_factory=set)  # broker links we forwarded the ADV to
+    subs: dict = field(default_factory=dict)  # (link, sid) -> SubState
+    sent: dict = field(default_factory=dict)  # upstream broker link -> _Sent
+
+
+class Broker:
+    def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
+                 summary: str = "attribute") -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose parametric or resub")
+        if summary not in SUMMARIES:
+            raise ValueError(f"unknown summary {summary!r}; choose {' or '.join(SUMMARIES)}")
+        make_matcher(matcher, EventType("probe", x=int))  # fail early on an unknown matcher
+        self.name = name
+        self.mode = mode
+        self.matcher_name = matcher
+        self.summary_name = summary
+        self.links: dict[Link, str] = {}  # link -> "broker" | "client"
+        self.types: dict[str, _TypeState] = {}
+        self.flushes: dict[tuple, tuple[Link | None, set]] = {}
+        self.stats: Counter = Counter()
+        self._sids = count(1)
+
+    # -- links ---------------------------------------------------------------------------------------
+    def connect(self, link: Link, role: str) -> Sends:
+        """A peer is attached; a broker peer learns every advertisement we know of."""
+        self.links[link] = role
+        out: Sends = []
+        if role == "broker":
+            for ts in self.types.values():
+                self._forward_adv(ts, out)
+        return out
+
+    def disconnect(self, link: Link) -> Sends:
+        """Forget everything learnt from `link` (its subscriptions, advertisements, flushes)."""
+        self.links.pop(link, None)
+        out: Sends = []
+        for ts in self.types.values():
+            for key in [k for k in ts.subs if k[0] == link]:
+                self._remove_sub(ts, ts.subs.pop(key))
+            ts.summary.drop_link(link)
+            ts.sent.pop(link, None)
+            ts.adv_sent.discard(link)
+            if link in ts.pubs:
+                ts.pubs.discard(link)
+                self._retract_adv(ts, out)
+            self._propagate(ts, out)
+        for token, (origin, waiting) in list(self.flushes.items()):
+            waiting.discard(link)
+            if origin == link:
+                del self.flushes[token]
+            elif not waiting:
+                self._finish_flush(token, out)
+        return out
+
+    # -- dispatch ------------------------------------------------------------------------------------
+    def handle(self, link: Link, msg: Any) -> Sends:
+        out: Sends = []
+        self.stats["received"] += 1
+        try:
+            if link not in self.links:
+                raise MessageError(f"message from unknown link {link!r}")
+            kind = type(msg)
+            if kind is Pub:
+                self._on_pub(link, msg, out)
+            elif kind is Upd:
+                self._on_upd(link, msg, out)
+            elif kind is Sub:
+                self._on_sub(link, msg, out)
+            elif kind is Unsub:
+                self._on_unsub(link, msg, out)
+            elif kind is Adv:
+                self._on_adv(link, msg, out)
+            elif kind is Unadv:
+                self._on_unadv(link, msg, out)
+            elif kind is Flush:
+                self._on_flush(link, msg, out)
+            elif kind is FlushAck:
+                self._on_flush_ack(link, msg, out)
+            elif kind in (Hello, Bye, Ack):
+                pass
+            else:
+                raise MessageError(f"unknown message kind {kind.__name__}")
+        except MessageError as e:
+            self.stats["refused"] += 1
+            log.warning("%s: refused %s from %r: %s", self.name, type(msg).__name__, link, e)
+        self.stats["sent"] += len(out)
+        return out
+
+    def tick(self, now: float) -> Sends:
+        """Timers (heartbeats, acknowledgement timeouts) belong here; none are needed yet."""
+        return []
+
+    # -- advertisements (Fig. 6 lines 7-9) ------------------------------------------------------------
+    def _type(self, name: str) -> _TypeState:
+        ts = self.types.get(name)
+        if ts is None:
+            raise MessageError(f"event type {name!r} was never advertised here")
+        return ts
+
+    def _on_adv(self, link: Link, msg: Adv, out: Sends) -> None:
+        try:
+            etype = EventType.from_wire(msg.etype, msg.schema)
+        except (KeyError, TypeError, ValueError) as e:
+            raise MessageError(f"bad schema for {msg.etype!r}: {e}") from None
+        ts = self.types.get(msg.etype)
+        if ts is None:
+            ts = self.types[msg.etype] = _TypeState(
+                etype, make_matcher(self.matcher_name, etype), SUMMARIES[self.summary_name](etype))
+        elif ts.etype != etype:
+            raise MessageError(f"{msg.etype!r} advertised with schema ({etype.describe()}), "
+                               f"known as ({ts.etype.describe()})")
+        new = link not in ts.pubs
+        ts.pubs.add(link)
+        self._forward_adv(ts, out)
+        if new and self.links.get(link) == "broker":
+            self._propagate(ts, out)  # subscriptions follow the reverse path of advertisements
+
+    def _forward_adv(self, ts: _TypeState, out: Sends) -> None:
+        adv = Adv(ts.etype.name, ts.etype.to_wire())
+        for link, role in self.links.items():
+            if role == "broker" and link not in ts.adv_sent and ts.pubs - {link}:
+                ts.adv_sent.add(link)
+                out.append((link, adv))
+
+    def _on_unadv(self, link: Link, msg: Unadv, out: Sends) -> None:
+        ts = self._type(msg.etype)
+        if link in ts.pubs:
+            ts.pubs.discard(link)
+            sent = ts.sent.pop(link, None)
+            if sent is not None:
+                out.append((link, Unsub(ts.etype.name, sent.sid)))
+                self.stats["unsub_sent"] += 1
+            self._retract_adv(ts, out)
+
+    def _retract_adv(self, ts: _TypeState, out: Sends) -> None:
+        for link in list(ts.adv_sent):
+            if not ts.pubs - {link}:
+                ts.adv_sent.discard(link)
+                if link in self.links:
+                    out.append((link, Unadv(ts.etype.name)))
+
+    # -- subscriptions (Fig. 6 lines 10-28, 33-38) ------------------------------------------------------
+    def _on_sub(self, link: Link, msg: Sub, out: Sends) -> None:
+        ts = self._type(msg.etype)
+        key = (link, msg.sid)
+        if key in ts.subs:
+            self._remove_sub(ts, ts.subs.pop(key))
+        state = SubState(link, msg.sid, ts.etype, msg.spec, msg.values)
+        ts.subs[key] = state
+        for ci in state.switched_on:
+            flt = state.filter(ci)
+            ts.matcher.add((link, msg.sid, ci), flt)
+            ts.summary.set_entry(link, (link, msg.sid, ci), flt)
+        self._propagate(ts, out)
+
+    def _on_unsub(self, link: Link, msg: Unsub, out: Sends) -> None:
+        ts = self._type(msg.etype)
+        state = ts.subs.pop((link, msg.sid), None)
+        if state is None:
+            raise MessageError(f"UNSUB of unknown subscription {msg.sid} of {msg.etype!r}")
+        self._remove_sub(ts, state)
+        self._propagate(ts, out)
+
+    def _remove_sub(self, ts: _TypeState, state: SubState) -> None:
+        for ci in state.switched_on:
+            key = (state.link, state.sid, ci)
+            ts.matcher.remove(key)
+            ts.summary.set_entry(state.link, key, None)
+
+    def _on_upd(self, link: Link, msg: Upd, out: Sends) -> None:
+        ts = self._type(msg.etype)
+        state = ts.subs.get((link, msg.sid))  # lookup[τ][x] of Fig. 6 line 35: O(1)
+        if state is None:
+            raise MessageError(f"UPD of unknown subscription {msg.sid} of {msg.etype!r}")
+        touched: set[int] = set()
+        for var, value, seq in msg.items():
+            role = state.apply(var, value, seq)
+            if role is None:
+                self.stats["stale_upd"] += 1
+                continue
+            what, ci, attr = role
+            key = (link, msg.sid, ci)
+            if what == "constraint":
+                if ci in state.switched_on:
+                    c = state.values[var]
+                    ts.matcher.update(key, attr, None if c.is_wildcard() else c)
+                    touched.add(ci)
+            elif what == "switch":
+                was = (ci in state.switched_on)
+                now = state.active(ci)
+                if now and not was:
+                    ts.matcher.add(key, state.filter(ci))
+                    state.switched_on.add(ci)
+                elif was and not now:
+                    ts.matcher.remove(key)
+                    state.switched_on.discard(ci)
+                    ts.summary.set_entry(link, key, None)
+                touched.add(ci)
+        for ci in touched:
+            if ci in state.switched_on:
+                ts.summary.set_entry(link, (link, msg.sid, ci), state.filter(ci))
+        if touched:
+            self._propagate(ts, out)
+
+    # -- propagate (Fig. 6 lines 39-47) -------------------------------------------------------------
+    def _propagate(self, ts: _TypeState, out: Sends) -> None:
+        for link in ts.pubs:
+            if self.links.get(link) != "broker":
+                continue
+            new = sorted(ts.summary.summary_for(link), key=_order)
+            sent = ts.sent.get(link)
+            if sent is not None and new == sent.filters:
+                continue
+            structure = tuple(tuple(sorted(f)) for f in new)
+            name = ts.etype.name
+            if self.mode == "parametric" and sent is not None and structure == sent.structure:
+                changes: dict = {}
+                var = 0
+                for f_old, f_new in zip(sent.filters, new):
+                    for attr in sorted(f_new):
+                        if f_new[attr] != f_old[attr]:
+                            sent.seqs[var] += 1
+                            changes[var] = (f_new[attr], sent.seqs[var])
+                        var += 1
+                sent.filters = new
+                out.append((link, Upd(name, sent.sid, changes)))
+                self.stats["upd_sent"] += 1
+                continue
+            if new:
+                spec, values = _spec_of(new)
+                sid = next(self._sids)
+                out.append((link, Sub(name, sid, spec, values)))
+                self.stats["sub_sent"] += 1
+                ts.sent[link] = _Sent(sid, new, structure, [0] * len(values))
+            else:
+                ts.sent.pop(link, None)
+            if sent is not None:
+                out.append((link, Unsub(name, sent.sid)))
+                self.stats["unsub_sent"] += 1
+
+    # -- events (Fig. 6 lines 29-32; 001 Algorithm 3) ----------------------------------------------
+    def _on_pub(self, link: Link, msg: Pub, out: Sends) -> None:
+        ts = self.types.get(msg.etype)
+        if ts is None:
+            self.stats["pub_unknown_type"] += 1
+            return
+        self.stats["pub_received"] += 1
+        if len(msg.values) != len(ts.etype.attrs):
+            raise MessageError(f"PUB of {msg.etype!r} with {len(msg.values)} values, "
+                               f"schema has {len(ts.etype.attrs)}")
+        from_broker = self.links.get(link) == "broker"
+        brokers: set = set()
+        clients: dict[Link, list[int]] = {}
+        subs = ts.subs
+        for key in ts.matcher.match(msg.values):
+            target, sid, ci = key
+            if target == link and from_broker:
+                continue
+            state = subs[(target, sid)]
+            if state.residual[ci] and not state.residual_holds(ci, msg.values):
+                continue
+            if self.links.get(target) == "broker":
+                brokers.add(target)
+            else:
+                sids = clients.setdefault(target, [])
+                if sid not in sids:
+                    sids.append(sid)
+        for target in brokers:
+            out.append((target, msg if not msg.sids else Pub(msg.etype, msg.values, msg.origin, msg.seq, msg.time)))
+        for target, sids in clients.items():
+            out.append((target, Pub(msg.etype, msg.values, msg.origin, msg.seq, msg.time, tuple(sids))))
+        self.stats["pub_forwarded"] += len(brokers) + len(clients)
+
+    # -- drain barrier --------------------------------------------------------------------------------
+    def _on_flush(self, link: Link | None, msg: Flush, out: Sends) -> None:
+        if msg.token in self.flushes:
+            raise MessageError(f"flush {msg.token!r} seen twice: the overlay has a cycle")
+        waiting = {other for other in self.links if other != link}
+        self.flushes[msg.token] = (link, waiting)
+        for other in waiting:
+            out.append((other, msg))
+        if not waiting:
+            self._finish_flush(msg.token, out)
+
+    def _on_flush_ack(self, link: Link, msg: FlushAck, out: Sends) -> None:
+        entry = self.flushes.get(msg.token)
+        if entry is None:
+            return
+        entry[1].discard(link)
+        if not entry[1]:
+            self._finish_flush(msg.token, out)
+
+    def _finish_flush(self, token: tuple, out: Sends) -> None:
+        origin, _ = self.flushes.pop(token)
+        if origin is not None and origin in self.links:
+            out.append((origin, FlushAck(token)))
+
+    # -- introspection --------------------------------------------------------------------------------
+    def subscription_count(self) -> int:
+        return sum(len(ts.subs) for ts in self.types.values())
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name, "mode": self.mode, "matcher": self.matcher_name,
+            "links": dict(self.links),
+            "types": {n: {"subscriptions": len(ts.subs), "entries": len(ts.matcher),
+                          "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
+            "stats": dict(self.stats),
+        }
+
+
+def _order(flt: dict) -> tuple:
+    return (tuple(sorted(flt)), repr(sorted(flt.items())))
+
+
+def _spec_of(filters: list[dict]) -> tuple[tuple, list]:
+    """Broker variables (Fig. 6 line 45): one fresh variable per constraint of the summary."""
+    spec, values = [], []
+    for f in filters:
+        cons = []
+        for attr in sorted(f):
+            cons.append((attr, len(values)))
+            values.append(f[attr])
+        spec.append((tuple(cons), -1, ()))
+    return tuple(spec), values

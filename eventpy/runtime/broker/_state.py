@@ -1,0 +1,106 @@
+"""What a broker holds for one subscription of one neighbor: the conjunctions with their
+variables (the nodes of Fig. 6, `(Φ^V, Φ, (x, v))`) and per-variable sequence numbers."""
+
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+from ...guards import TreeError, compile_predicate
+from ..model import EventType, Interval, ValueSet
+
+MAX_CONJUNCTIONS = 1024
+MAX_VARIABLES = 4096
+
+
+class MessageError(ValueError):
+    """A message that does not fit the protocol or the broker's state; refused, never fatal."""
+
+
+class SubState:
+    __slots__ = ("link", "sid", "conjs", "values", "seqs", "roles", "residual", "switched_on")
+
+    def __init__(self, link: Hashable, sid: Any, etype: EventType, spec: Any, values: Any) -> None:
+        if type(sid) is not int:
+            raise MessageError(f"subscription id must be an int, got {type(sid).__name__}")
+        if not isinstance(spec, (tuple, list)) or len(spec) > MAX_CONJUNCTIONS:
+            raise MessageError("subscription spec must be a list of at most "
+                               f"{MAX_CONJUNCTIONS} conjunctions")
+        if not isinstance(values, (tuple, list)) or len(values) > MAX_VARIABLES:
+            raise MessageError(f"subscription values must be a list of at most {MAX_VARIABLES}")
+        self.link = link
+        self.sid = sid
+        self.values = list(values)
+        self.seqs = [0] * len(self.values)
+        n = len(self.values)
+        self.roles: list[tuple[str, int, str | None]] = [("param", -1, None)] * n
+        self.conjs: list[tuple[tuple[tuple[str, int], ...], int]] = []
+        self.residual: list[tuple] = []
+        for ci, conj in enumerate(spec):
+            try:
+                constraints, switch, trees = conj
+                constraints = tuple((str(a), v) for a, v in constraints)
+            except (TypeError, ValueError):
+                raise MessageError(f"conjunction {ci} is malformed") from None
+            for attr, var in constraints:
+                t = etype.schema.get(attr)
+                if t is None:
+                    raise MessageError(f"conjunction {ci} constrains unknown attribute {attr!r}")
+                _check_var(var, n)
+                self.roles[var] = ("constraint", ci, attr)
+                _check_constraint(attr, t, self.values[var])
+            if switch != -1:
+                _check_var(switch, n)
+                self.roles[switch] = ("switch", ci, None)
+                if type(self.values[switch]) is not bool:
+                    raise MessageError(f"switch variable {switch} must be a bool")
+            try:
+                preds = tuple(compile_predicate(t, len(etype.attrs), n) for t in trees)
+            except (TreeError, TypeError) as e:
+                raise MessageError(f"conjunction {ci}: {e}") from None
+            self.conjs.append((constraints, switch))
+            self.residual.append(preds)
+        self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
+
+    def active(self, ci: int) -> bool:
+        switch = self.conjs[ci][1]
+        return switch < 0 or bool(self.values[switch])
+
+    def filter(self, ci: int) -> dict:
+        values = self.values
+        return {a: values[v] for a, v in self.conjs[ci][0] if not values[v].is_wildcard()}
+
+    def apply(self, var: Any, value: Any, seq: Any) -> tuple[str, int, str | None] | None:
+        """Store an update; None if it is stale (an older sequence number than one applied)."""
+        _check_var(var, len(self.values))
+        if type(seq) is not int:
+            raise MessageError("sequence numbers must be ints")
+        if seq <= self.seqs[var]:
+            return None
+        role = self.roles[var]
+        if role[0] == "constraint":
+            if not isinstance(value, (Interval, ValueSet)) or type(value) is not type(self.values[var]):
+                raise MessageError(f"variable {var} must stay a {type(self.values[var]).__name__}")
+        elif role[0] == "switch" and type(value) is not bool:
+            raise MessageError(f"switch variable {var} must be a bool")
+        self.seqs[var] = seq
+        self.values[var] = value
+        return role
+
+    def residual_holds(self, ci: int, event_values: tuple) -> bool:
+        vs = self.values
+        for p in self.residual[ci]:
+            if not p(event_values, vs):
+                return False
+        return True
+
+
+def _check_var(var: Any, n: int) -> None:
+    if type(var) is not int or not 0 <= var < n:
+        raise MessageError(f"variable {var!r} out of range 0..{n - 1}")
+
+
+def _check_constraint(attr: str, t: type, value: Any) -> None:
+    want = Interval if t in (int, float) else ValueSet
+    if not isinstance(value, want):
+        raise MessageError(f"attribute {attr!r} of type {t.__name__} needs a {want.__name__} "
+                           f"constraint, got {type(value).__name__}")

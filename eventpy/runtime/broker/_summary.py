@@ -1,0 +1,168 @@
+"""Summaries a broker sends upstream (000 §3.4 LUB; 001 §5.6 per-attribute approximation).
+
+A summary for neighbor N covers every active conjunction the broker holds from links other than
+N (so that nothing is sent back where it came from, Fig. 2 line 18 `pubs[τ] \\ pj`).
+
+`AttributeSummary` keeps one aggregate per link (the LUB of that link's conjunctions) and, per
+attribute, the aggregates' bounds in sorted order, so that the LUB over all links but N is read
+off the ends of two sorted lists: O(log L) per change instead of a pass over every entry.
+`PosetSummary` is the Siena-style LUB: the roots of a covering poset (000 §3.4, Fig. 2).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Hashable
+
+from sortedcontainers import SortedList
+
+from ..matching import PosetMatcher
+from ..model import Constraint, EventType, Filter, Interval, ValueSet, filter_lub
+
+Link = Hashable
+
+
+def _aggregate(filters: list[Filter]) -> dict[str, Constraint] | None:
+    acc: dict[str, Constraint] | None = None
+    for f in filters:
+        if any(c.is_empty() for c in f.values()):
+            continue
+        acc = dict(f) if acc is None else filter_lub(acc, f)
+    return acc
+
+
+class AttributeSummary:
+    name = "attribute"
+
+    def __init__(self, etype: EventType) -> None:
+        self.etype = etype
+        self.entries: dict[Link, dict[Any, Filter]] = {}  # link -> key -> filter (active only)
+        self.aggs: dict[Link, dict[str, Constraint]] = {}  # link -> LUB of its entries
+        self.wild: dict[str, set[Link]] = {a: set() for a in etype.attrs}
+        self.lo: dict[str, SortedList] = {}
+        self.hi: dict[str, SortedList] = {}
+        self.inc: dict[str, Counter] = {}
+        self.exc: dict[str, dict[Link, frozenset]] = {}
+        for a, t in etype.schema.items():
+            if t in (int, float):
+                self.lo[a], self.hi[a] = SortedList(), SortedList()
+            else:
+                self.inc[a], self.exc[a] = Counter(), {}
+
+    # -- maintenance -----------------------------------------------------------------------------
+    def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
+        """Record the active filter of an entry (None: the entry is gone or switched off)."""
+        entries = self.entries.setdefault(link, {})
+        if flt is None:
+            entries.pop(key, None)
+        else:
+            entries[key] = flt
+        self._refresh(link)
+
+    def drop_link(self, link: Link) -> None:
+        self.entries.pop(link, None)
+        self._refresh(link)
+
+    def _refresh(self, link: Link) -> None:
+        entries = self.entries.get(link)
+        new = _aggregate(list(entries.values())) if entries else None
+        old = self.aggs.get(link)
+        if new == old:
+            return
+        if old is not None:
+            self._contribute(link, old, -1)
+            del self.aggs[link]
+        if new is not None:
+            self._contribute(link, new, +1)
+            self.aggs[link] = new
+        if not entries:
+            self.entries.pop(link, None)
+
+    def _contribute(self, link: Link, agg: dict[str, Constraint], sign: int) -> None:
+        for a in self.etype.attrs:
+            c = agg.get(a)
+            if c is None or c.is_wildcard():
+                (self.wild[a].add if sign > 0 else self.wild[a].discard)(link)
+            elif isinstance(c, Interval):
+                lo_item = (c.lo, 0 if c.lo_closed else 1, link)
+                hi_item = (c.hi, 1 if c.hi_closed else 0, link)
+                if sign > 0:
+                    self.lo[a].add(lo_item)
+                    self.hi[a].add(hi_item)
+                else:
+                    self.lo[a].remove(lo_item)
+                    self.hi[a].remove(hi_item)
+            elif c.exclude:
+                if sign > 0:
+                    self.exc[a][link] = c.values
+                else:
+                    del self.exc[a][link]
+            else:
+                inc = self.inc[a]
+                for v in c.values:
+                    inc[v] += sign
+                    if inc[v] == 0:
+                        del inc[v]
+
+    # -- reading -----------------------------------------------------------------------------------
+    def summary_for(self, neighbor: Link) -> list[dict[str, Constraint]]:
+        if not any(link != neighbor for link in self._some_links(neighbor)):
+            return []
+        mine = self.aggs.get(neighbor)
+        out: dict[str, Constraint] = {}
+        for a in self.etype.attrs:
+            wild = self.wild[a]
+            if len(wild) > (1 if neighbor in wild else 0):
+                continue  # some other link admits every value of `a`
+            if a in self.lo:
+                lo = next(item for item in self.lo[a] if item[2] != neighbor)
+                hi = next(item for item in reversed(self.hi[a]) if item[2] != neighbor)
+                c: Constraint = Interval(lo[0], lo[1] == 0, hi[0], hi[1] == 1)
+            else:
+                values = {v for v, n in self.inc[a].items()
+                          if n > (1 if mine is not None and _includes(mine.get(a), v) else 0)}
+                excl = [vs for link, vs in self.exc[a].items() if link != neighbor]
+                if excl:
+                    common = frozenset.intersection(*excl)
+                    c = ValueSet(common - values, True)
+                else:
+                    c = ValueSet(frozenset(values))
+            if not c.is_wildcard():
+                out[a] = c
+        return [out]
+
+    def _some_links(self, neighbor: Link):
+        # at most two links are needed to know whether one differs from `neighbor`
+        n = 0
+        for link in self.aggs:
+            yield link
+            n += 1
+            if n == 2:
+                return
+
+
+def _includes(c: Constraint | None, v: Any) -> bool:
+    return isinstance(c, ValueSet) and not c.exclude and v in c.values
+
+
+class PosetSummary:
+    name = "poset"
+
+    def __init__(self, etype: EventType) -> None:
+        self.poset = PosetMatcher(etype)
+
+    def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
+        if key in self.poset:
+            self.poset.remove(key)
+        if flt is not None:
+            self.poset.add(key, flt)
+
+    def drop_link(self, link: Link) -> None:
+        for key in [k for k in self.poset.keys() if k[0] == link]:
+            self.poset.remove(key)
+
+    def summary_for(self, neighbor: Link) -> list[dict[str, Constraint]]:
+        return self.poset.summary(skip=lambda key: key[0] == neighbor)
+
+
+SUMMARIES = {"attribute": AttributeSummary, "poset": PosetSummary}

@@ -1,0 +1,200 @@
+"""The client algorithm as a sans-I/O state machine (paper 000 Fig. 5, §7.1; 001 Algorithm 1).
+
+A `ClientCore` turns API calls into messages for its edge broker and broker messages into
+deliveries. It owns no thread and no socket: a transport calls `take()` when its link can carry
+more, and `receive()` with what arrived. Messages wait in the outbox until taken; a pending UPD
+for a subscription absorbs later changes of the same variables (coalescing: while the edge broker
+lags, only the newest value of a variable is sent).
+
+Locking: one `ClientCore` is used under the lock of its owner (the node); it is not thread-safe
+by itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter, deque
+from typing import Any, Callable, Mapping
+
+from ...guards import GuardPlan
+from ..messages import Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
+from ..model import Event, EventType
+
+MODES = ("parametric", "resub")
+_RESUB_ALIASES = 64  # sids of a subscription a resub-mode broker may still use for a while
+
+
+class SubscriptionState:
+    """The client's record of one subscription: its plan, parameter values and variables."""
+
+    __slots__ = ("sid", "etype", "plan", "env", "values", "seqs", "on_event", "closed",
+                 "aliases", "handle")
+
+    def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
+        self.sid = sid
+        self.etype = etype
+        self.plan = plan
+        self.env = env
+        self.values = plan.evaluate(env)
+        self.seqs = [0] * len(self.values)
+        self.on_event = on_event
+        self.closed = False
+        self.aliases: deque[int] = deque(maxlen=_RESUB_ALIASES)
+        self.handle: Any = None  # the public Subscription object, set by the API layer
+
+    def holds(self, values: tuple) -> bool:
+        return self.plan.holds(values, self.values)
+
+
+class ClientCore:
+    def __init__(self, name: str, *, mode: str = "parametric", clock: Callable[[], float] = time.time) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose parametric or resub")
+        self.name = name
+        self.mode = mode
+        self.clock = clock
+        self.outbox: deque[Any] = deque()
+        self._pending: dict[int, Upd] = {}  # sid -> UPD still in the outbox
+        self.advertised: dict[str, EventType] = {}
+        self.subs: dict[int, SubscriptionState] = {}
+        self._by_sid: dict[int, SubscriptionState] = {}  # includes resub aliases
+        self._sids = itertools.count(1)
+        self._seq = itertools.count(1)
+        self._tokens = itertools.count(1)
+        self.stats: Counter = Counter()
+
+    # -- API side ------------------------------------------------------------------------------------
+    def advertise(self, etype: EventType) -> None:
+        known = self.advertised.get(etype.name)
+        if known is None:
+            self.advertised[etype.name] = etype
+            self.outbox.append(Adv(etype.name, etype.to_wire()))
+        elif known != etype:
+            raise TypeError(f"event type {etype.name!r} is already used with schema "
+                            f"({known.describe()}), not ({etype.describe()})")
+
+    def unadvertise(self, name: str) -> None:
+        if self.advertised.pop(name, None) is not None:
+            self.outbox.append(Unadv(name))
+
+    def publish(self, etype: EventType, values: tuple) -> Pub:
+        self.advertise(etype)
+        msg = Pub(etype.name, values, self.name, next(self._seq), self.clock())
+        self.outbox.append(msg)
+        self.stats["published"] += 1
+        return msg
+
+    def subscribe(self, etype: EventType, plan: GuardPlan, env: Mapping[str, Any],
+                  on_event: Callable[[Event], Any]) -> SubscriptionState:
+        # Subscriptions follow advertisements; the edge broker must know the schema.
+        self.advertise(etype)
+        state = SubscriptionState(next(self._sids), etype, plan, dict(env), on_event)
+        self.subs[state.sid] = state
+        self._by_sid[state.sid] = state
+        self.outbox.append(Sub(etype.name, state.sid, plan.spec, list(state.values)))
+        return state
+
+    def update(self, state: SubscriptionState, params: Mapping[str, Any]) -> int:
+        """Change parameters (Fig. 5 lines 16-17). Returns the number of variables that changed."""
+        if state.closed:
+            raise RuntimeError("the subscription is closed")
+        state.env.update(params)
+        changed = state.plan.recompute(state.env, state.values, list(params))
+        if not changed:
+            return 0
+        if self.mode == "resub":
+            self._resubscribe(state)
+            return len(changed)
+        pending = self._pending.get(state.sid)
+        if pending is None:
+            pending = self._pending[state.sid] = Upd(state.etype.name, state.sid)
+            self.outbox.append(pending)
+        for var, value in changed:
+            state.seqs[var] += 1
+            if var in pending.changes:
+                self.stats["upd_coalesced"] += 1
+            pending.changes[var] = (value, state.seqs[var])
+        return len(changed)
+
+    def _resubscribe(self, state: SubscriptionState) -> None:
+        """The baseline (000 Fig. 1): a fresh subscription, then the old one cancelled."""
+        old = state.sid
+        state.sid = next(self._sids)
+        state.aliases.append(old)
+        self.subs.pop(old, None)
+        self.subs[state.sid] = state
+        self._by_sid[state.sid] = state
+        if len(state.aliases) == _RESUB_ALIASES:
+            self._by_sid.pop(state.aliases[0], None)
+        self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
+        self.outbox.append(Unsub(state.etype.name, old))
+
+    def unsubscribe(self, state: SubscriptionState) -> None:
+        if state.closed:
+            return
+        state.closed = True
+        self.subs.pop(state.sid, None)
+        self._pending.pop(state.sid, None)  # the UNSUB supersedes it; it stays queued, harmless
+        self.outbox.append(Unsub(state.etype.name, state.sid))
+
+    def flush(self) -> tuple:
+        token = (self.name, next(self._tokens))
+        self.outbox.append(Flush(token))
+        return token
+
+    # -- transport side ---------------------------------------------------------------------------
+    def take(self, limit: int | None = None) -> list[Any]:
+        """The next messages for the edge broker, oldest first."""
+        out = []
+        while self.outbox and (limit is None or len(out) < limit):
+            msg = self.outbox.popleft()
+            kind = type(msg)
+            if kind is Upd:
+                if self._pending.get(msg.sid) is msg:
+                    del self._pending[msg.sid]
+                self.stats["upd_sent"] += 1
+            elif kind is Sub:
+                self.stats["sub_sent"] += 1
+            elif kind is Unsub:
+                self.stats["unsub_sent"] += 1
+            out.append(msg)
+        return out
+
+    def receive(self, msg: Any) -> list[tuple[SubscriptionState, Event]]:
+        """A message from the edge broker. Returns (subscription, event) candidates to deliver
+        through `deliver`; a FLUSH is answered by the owner once earlier deliveries are done."""
+        kind = type(msg)
+        if kind is Pub:
+            self.stats["received"] += 1
+            seen: set[int] = set()
+            out = []
+            for sid in msg.sids:
+                state = self._by_sid.get(sid)
+                if state is None or state.closed or id(state) in seen:
+                    continue  # one delivery per subscription, whatever matched (disjuncts, aliases)
+                seen.add(id(state))
+                ev = Event(state.etype, msg.values)
+                object.__setattr__(ev, "_meta", (msg.origin, msg.seq, msg.time))
+                out.append((state, ev))
+            return out
+        return []
+
+    def deliver(self, state: SubscriptionState, event: Event) -> bool:
+        """The local filter (Fig. 5 line 11), evaluated at the last moment before the callback:
+        True if the callback must run now (strictness), False if the event is spurious."""
+        if state.closed:
+            return False
+        if state.holds(event.values):
+            self.stats["delivered"] += 1
+            return True
+        self.stats["spurious"] += 1
+        return False
+
+    def flush_ack(self, token: tuple) -> None:
+        self.outbox.append(FlushAck(token))
+
+
+def event_info(event: Event) -> tuple[str, int, float] | None:
+    """(origin node, sequence number, publication time) of a delivered event."""
+    return getattr(event, "_meta", None)

@@ -1,0 +1,209 @@
+"""The embedded overlay: one broker inside the process, driven by one thread.
+
+Threads and ownership (see docs/concurrency.md):
+* the *overlay thread* owns the broker: only it calls `Broker.handle`; it takes messages from the
+  nodes' outboxes (round robin, small batches, so a lagging broker lets UPDs coalesce in the
+  outboxes) and hands the broker's output to the target nodes;
+* each `LocalNode` has a lock around its `ClientCore`; user threads (publish, subscribe, update)
+  and the overlay thread (receive) take it briefly, never while running user code;
+* callbacks run on the delivery pool, one serial queue per subscription.
+Lock order: node lock, then the overlay's condition; never the other way round.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections import deque
+from typing import Any, Callable
+
+from ._executor import DeliveryPool, SerialQueue
+from .broker import Broker
+from .client import ClientCore, SubscriptionState
+from .messages import Flush, FlushAck
+
+log = logging.getLogger("eventpy.embedded")
+_BATCH = 64
+_names = itertools.count(1)
+
+
+class LocalNode:
+    """A client attached to the embedded broker through an in-memory link."""
+
+    def __init__(self, overlay: "EmbeddedOverlay", name: str | None = None) -> None:
+        self.overlay = overlay
+        self.link = name or f"node-{next(_names)}"
+        self.lock = threading.RLock()
+        self.core = ClientCore(self.link, mode=overlay.mode)
+        self.queues: dict[int, SerialQueue] = {}  # id(SubscriptionState) -> its serial queue
+        self.acks: dict[tuple, threading.Event] = {}
+        self.closed = False
+        self._flagged = False  # queued in the overlay's ready list
+
+    # -- user side -------------------------------------------------------------------------------
+    def send(self, action: Callable[[ClientCore], Any]) -> Any:
+        """Run `action` on the core under the node lock, then let the overlay take the output."""
+        with self.lock:
+            if self.closed:
+                raise RuntimeError(f"node {self.link} is closed")
+            result = action(self.core)
+        self.overlay.wake(self)
+        return result
+
+    def flush(self) -> threading.Event:
+        done = threading.Event()
+        with self.lock:
+            token = self.core.flush()
+            self.acks[token] = done
+        self.overlay.wake(self)
+        return done
+
+    def wait_local(self, timeout: float | None) -> bool:
+        """Wait until every delivery queued so far on this node has run."""
+        done = threading.Event()
+        self._after_deliveries(done.set)
+        return done.wait(timeout)
+
+    # -- overlay side ------------------------------------------------------------------------------
+    def take(self) -> list:
+        with self.lock:
+            return self.core.take(_BATCH)
+
+    def has_output(self) -> bool:
+        return bool(self.core.outbox)
+
+    def receive(self, msg: Any) -> None:
+        kind = type(msg)
+        if kind is Flush:
+            self._after_deliveries(lambda: self.send_ack(msg.token))
+            return
+        if kind is FlushAck:
+            done = self.acks.pop(msg.token, None)
+            if done is not None:
+                done.set()
+            return
+        with self.lock:
+            candidates = self.core.receive(msg)
+            for state, ev in candidates:
+                self._queue(state).submit(lambda s=state, e=ev: self._deliver(s, e))
+
+    def send_ack(self, token: tuple) -> None:
+        with self.lock:
+            self.core.flush_ack(token)
+        self.overlay.wake(self)
+
+    def _queue(self, state: SubscriptionState) -> SerialQueue:
+        q = self.queues.get(id(state))
+        if q is None:
+            q = self.queues[id(state)] = self.overlay.pool.serial()
+        return q
+
+    def forget(self, state: SubscriptionState) -> None:
+        with self.lock:
+            self.queues.pop(id(state), None)
+
+    def _deliver(self, state: SubscriptionState, ev: Any) -> None:
+        with self.lock:
+            ok = self.core.deliver(state, ev)
+        if ok and state.on_event is not None:
+            state.on_event(ev)
+
+    def _after_deliveries(self, then: Callable[[], None]) -> None:
+        """Call `then` once every delivery queued before now has run (a marker per busy queue)."""
+        with self.lock:
+            queues = list(self.queues.values())
+        remaining = [len(queues) + 1]
+        lock = threading.Lock()
+
+        def one_done() -> None:
+            with lock:
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if last:
+                then()
+
+        for q in queues:
+            q.submit(one_done)
+        one_done()
+
+
+class EmbeddedOverlay:
+    def __init__(self, *, mode: str = "parametric", matcher: str = "fastint", summary: str = "attribute") -> None:
+        self.mode = mode
+        self.broker = Broker("embedded", mode=mode, matcher=matcher, summary=summary)
+        self.pool = DeliveryPool()
+        self.nodes: dict[str, LocalNode] = {}
+        self._cv = threading.Condition()
+        self._ready: deque[LocalNode] = deque()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._loop, name="eventpy-overlay", daemon=True)
+        self._thread.start()
+
+    def config(self) -> dict:
+        return {"mode": self.mode, "matcher": self.broker.matcher_name, "summary": self.broker.summary_name}
+
+    def attach(self, name: str | None = None) -> LocalNode:
+        node = LocalNode(self, name)
+        with self._cv:
+            if node.link in self.nodes:
+                raise ValueError(f"a node named {node.link!r} is already attached")
+            self.nodes[node.link] = node
+            self._ready.append(("connect", node))  # type: ignore[arg-type]
+            self._cv.notify()
+        return node
+
+    def detach(self, node: LocalNode) -> None:
+        with self._cv:
+            self._ready.append(("disconnect", node))  # type: ignore[arg-type]
+            self._cv.notify()
+
+    def wake(self, node: LocalNode) -> None:
+        with self._cv:
+            if not node._flagged:
+                node._flagged = True
+                self._ready.append(node)
+                self._cv.notify()
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stopped = True
+            self._cv.notify()
+        self._thread.join(timeout=5)
+        self.pool.shutdown()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._ready and not self._stopped:
+                    self._cv.wait()
+                if self._stopped:
+                    return
+                item = self._ready.popleft()
+                if isinstance(item, LocalNode):
+                    item._flagged = False
+            try:
+                self._step(item)
+            except Exception:  # the overlay thread must survive anything a message does
+                log.exception("embedded overlay: unexpected error")
+
+    def _step(self, item: Any) -> None:
+        if isinstance(item, tuple):
+            action, node = item
+            if action == "connect":
+                self._route(self.broker.connect(node.link, "client"))
+            else:
+                self._route(self.broker.disconnect(node.link))
+                self.nodes.pop(node.link, None)
+            return
+        node = item
+        for msg in node.take():
+            self._route(self.broker.handle(node.link, msg))
+        if node.has_output():
+            self.wake(node)
+
+    def _route(self, sends: list) -> None:
+        for link, msg in sends:
+            target = self.nodes.get(link)
+            if target is not None:
+                target.receive(msg)

@@ -1,0 +1,94 @@
+"""The messages of the broker protocol (paper 000 Fig. 5/6, 001 Algorithms 1/2), as plain
+slotted records. `wire` (a later issue) maps them to msgpack frames; brokers and clients only
+ever see these objects.
+
+Variables are small integers local to a subscription `(link, sid)`: `Sub.values[var]` is the
+current value of each (an Interval, a ValueSet, a bool switch or a parameter value); `Upd`
+carries `(var, value, seq)` triples with a per-variable sequence number so that a stale update
+is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Adv:
+    etype: str
+    schema: tuple  # ((attr, "int" | "float" | "str" | "bool"), ...)
+
+
+@dataclass(slots=True)
+class Unadv:
+    etype: str
+
+
+@dataclass(slots=True)
+class Sub:
+    etype: str
+    sid: int
+    spec: tuple  # conjunctions: (((attr, var), ...), switch var or -1, (tree, ...))
+    values: list  # variable values, indexed by variable
+
+
+@dataclass(slots=True)
+class Unsub:
+    etype: str
+    sid: int
+
+
+@dataclass(slots=True)
+class Upd:
+    etype: str
+    sid: int
+    changes: dict = field(default_factory=dict)  # var -> (value, seq); merged while queued
+
+    def items(self) -> list[tuple[int, Any, int]]:
+        return [(var, value, seq) for var, (value, seq) in self.changes.items()]
+
+
+@dataclass(slots=True)
+class Pub:
+    etype: str
+    values: tuple
+    origin: str  # publishing node
+    seq: int  # per-origin sequence number: (origin, seq) identifies the event
+    time: float  # publication time, on the clock of the overlay
+    sids: tuple = ()  # to a client: the subscriptions the broker matched
+
+
+@dataclass(slots=True)
+class Flush:
+    """The drain barrier: travels the acyclic overlay, FIFO behind everything sent before it."""
+
+    token: tuple
+
+
+@dataclass(slots=True)
+class FlushAck:
+    token: tuple
+
+
+@dataclass(slots=True)
+class Ack:
+    """Acknowledges a SUB/UNSUB/UPD (cascading acknowledgements, 000 §9.3; a later issue)."""
+
+    ref: tuple
+    failed: str = ""
+
+
+@dataclass(slots=True)
+class Hello:
+    node: str
+    role: str  # "client" or "broker"
+    version: int = 1
+
+
+@dataclass(slots=True)
+class Bye:
+    reason: str = ""
+
+
+SUBSCRIPTION_KINDS = (Sub, Unsub, Upd)
