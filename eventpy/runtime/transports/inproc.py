@@ -1,0 +1,303 @@
+"""A deterministic discrete-event simulation of an overlay: many brokers and clients in one
+thread, a virtual clock, per-link delays, per-broker service time.
+
+Each broker is a single server: it takes the next available message among its inbound links
+(the oldest first), spends its service time on it (a deterministic cost model, or the CPU time
+`Broker.handle` really took), then its output travels with the link's delay. Messages of a client
+wait in the client's outbox until the broker takes them, so UPDs coalesce there while the broker
+lags (a coalesced UPD keeps its place, and its arrival time, in the queue). Callbacks run inline
+at the virtual time of delivery. The same `Broker` and `ClientCore` objects as everywhere else.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ...guards import GuardPlan, compile_guard
+from ..broker import Broker
+from ..client import ClientCore, SubscriptionState
+from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
+from ..model import Event, EventType
+from ..overlay import Topology
+
+SUBSCRIPTION_MESSAGES = (Sub, Unsub, Upd)
+
+
+@dataclass
+class CostModel:
+    """Service time of a broker per message, in seconds (deterministic)."""
+
+    pub: float = 20e-6
+    per_forward: float = 2e-6
+    sub: float = 60e-6
+    unsub: float = 50e-6
+    upd: float = 10e-6
+    other: float = 5e-6
+
+    def __call__(self, msg: Any, sends: list, cpu: float) -> float:
+        kind = type(msg)
+        if kind is Pub:
+            return self.pub + self.per_forward * len(sends)
+        if kind is Sub:
+            return self.sub
+        if kind is Unsub:
+            return self.unsub
+        if kind is Upd:
+            return self.upd
+        return self.other
+
+
+def measured(msg: Any, sends: list, cpu: float) -> float:
+    """Service time = the CPU time the broker really spent (not reproducible run to run)."""
+    return cpu
+
+
+class _Inbound:
+    """A broker's inbound side: per-link FIFO queues and a heap of their heads."""
+
+    def __init__(self) -> None:
+        self.queues: dict[Any, deque] = {}
+        self.heads: list[tuple[float, int, Any]] = []
+        self.busy_until = 0.0
+        self.busy = False
+
+
+class SimClient:
+    """A client node in the simulation; its API mirrors `eventpy.Node`."""
+
+    def __init__(self, sim: "Simulation", name: str, broker: str, delay: float, mode: str) -> None:
+        self.sim = sim
+        self.name = name
+        self.broker = broker
+        self.delay = delay
+        self.core = ClientCore(name, mode=mode, clock=lambda: sim.now)
+        self.times: deque[float] = deque()  # enqueue time of each outbox entry
+        self.delays: list[float] = []  # update delays (000 §8.1 (a)) observed here
+        self.latencies: list[float] = []
+        self._open: dict[int, list[tuple[float, list]]] = {}  # id(state) -> pending delay probes
+
+    # -- API -----------------------------------------------------------------------------------------
+    def subscribe(self, etype: EventType, guard: str | GuardPlan, params: Mapping[str, Any] | None = None,
+                  on_event: Callable[[Event], Any] | None = None) -> "SimSubscription":
+        params = dict(params or {})
+        plan = guard if isinstance(guard, GuardPlan) else compile_guard(
+            guard, etype, {k: type(v) for k, v in params.items()})
+        state = self._do(lambda core: core.subscribe(etype, plan, params, on_event))
+        return SimSubscription(self, state)
+
+    def publish(self, etype: EventType, /, **attrs: Any) -> None:
+        values = etype.values_from(attrs)
+        self._do(lambda core: core.publish(etype, values))
+
+    def advertise(self, etype: EventType) -> None:
+        self._do(lambda core: core.advertise(etype))
+
+    # -- plumbing --------------------------------------------------------------------------------------
+    def _do(self, action: Callable[[ClientCore], Any]) -> Any:
+        before = len(self.core.outbox)
+        result = action(self.core)
+        now = self.sim.now
+        for _ in range(len(self.core.outbox) - before):
+            self.times.append(now)
+        if len(self.core.outbox) > before:
+            self.sim._offer(self.broker, self.name, now + self.delay)
+        return result
+
+    def _take(self) -> tuple[float, Any] | None:
+        if not self.core.outbox:
+            return None
+        t = self.times.popleft()
+        return t + self.delay, self.core.take(1)[0]
+
+    def _head_time(self) -> float | None:
+        return self.times[0] + self.delay if self.times else None
+
+    def _receive(self, msg: Any) -> None:
+        kind = type(msg)
+        if kind is Flush:  # callbacks run inline: everything before the flush is delivered
+            self._do(lambda core: core.flush_ack(msg.token))
+            return
+        if kind is FlushAck:
+            self.sim._acked.add(msg.token)
+            return
+        now = self.sim.now
+        for state, ev in self.core.receive(msg):
+            if self.core.deliver(state, ev):
+                origin, seq, t_pub = ev._meta
+                self.latencies.append(now - t_pub)
+                probes = self._open.get(id(state))
+                if probes:
+                    keep = []
+                    for t0, old in probes:
+                        if t_pub >= t0 and not state.plan.holds(ev.values, old):
+                            self.delays.append(now - t0)
+                        else:
+                            keep.append((t0, old))
+                    self._open[id(state)] = keep
+                if state.on_event is not None:
+                    state.on_event(ev)
+
+    def _updated(self, state: SubscriptionState, old: list) -> None:
+        # Delay (000 §8.1 (a)): from this update to the first event that matches the new
+        # subscription but not the old one. A later update supersedes the probe.
+        self._open[id(state)] = [(self.sim.now, old)]
+
+
+class SimSubscription:
+    def __init__(self, client: SimClient, state: SubscriptionState) -> None:
+        self.client = client
+        self.state = state
+
+    @property
+    def params(self) -> dict:
+        return dict(self.state.env)
+
+    def update(self, **params: Any) -> None:
+        old = list(self.state.values)
+        changed = self.client._do(lambda core: core.update(self.state, params))
+        if changed:
+            self.client._updated(self.state, old)
+
+    def close(self) -> None:
+        self.client._do(lambda core: core.unsubscribe(self.state))
+
+
+class Simulation:
+    def __init__(self, topology: Topology, *, mode: str = "parametric", matcher: str = "fastint",
+                 summary: str = "attribute", link_delay: float = 1e-3,
+                 service: Callable[[Any, list, float], float] | None = None) -> None:
+        self.topology = topology
+        self.mode = mode
+        self.link_delay = link_delay
+        self.service = service or CostModel()
+        self.now = 0.0
+        self._events: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self.brokers: dict[str, Broker] = {
+            b: Broker(b, mode=mode, matcher=matcher, summary=summary) for b in topology.brokers}
+        self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
+        self.clients: dict[str, SimClient] = {}
+        self.messages: Counter = Counter()  # by kind, over every link
+        self._acked: set[tuple] = set()
+        for a, b in topology.links:
+            self._emit(a, self.brokers[a].connect(b, "broker"))
+            self._emit(b, self.brokers[b].connect(a, "broker"))
+
+    # -- building --------------------------------------------------------------------------------------
+    def client(self, name: str, broker: str, delay: float | None = None) -> SimClient:
+        if name in self.clients or name in self.brokers:
+            raise ValueError(f"node name {name!r} is taken")
+        if broker not in self.brokers:
+            raise ValueError(f"unknown broker {broker!r}")
+        c = SimClient(self, name, broker, self.link_delay if delay is None else delay, self.mode)
+        self.clients[name] = c
+        self._emit(broker, self.brokers[broker].connect(name, "client"))
+        return c
+
+    # -- the clock ---------------------------------------------------------------------------------------
+    def at(self, t: float, action: Callable[[], None]) -> None:
+        heapq.heappush(self._events, (max(t, self.now), next(self._seq), action))
+
+    def run(self, until: float | None = None, max_events: int = 50_000_000) -> float:
+        """Process events in time order until none is left (quiescence) or `until`."""
+        n = 0
+        while self._events:
+            t, _, action = self._events[0]
+            if until is not None and t > until:
+                self.now = until
+                break
+            heapq.heappop(self._events)
+            self.now = t
+            action()
+            n += 1
+            if n >= max_events:
+                raise RuntimeError("simulation did not settle (event budget exhausted)")
+        return self.now
+
+    def drain(self) -> float:
+        """The flush barrier of `eventpy.drain`, in virtual time: every client flushes, and the
+        simulation runs until every flush is acknowledged (and hence everything before it done)."""
+        tokens = [c._do(lambda core: core.flush()) for c in self.clients.values()]
+        self.run()
+        missing = [t for t in tokens if t not in self._acked]
+        if missing:
+            raise TimeoutError(f"flushes not acknowledged: {missing}")
+        return self.now
+
+    # -- brokers as single servers -----------------------------------------------------------------------
+    def _offer(self, broker: str, link: Any, when: float) -> None:
+        self.at(when, lambda: self._serve(broker))
+
+    def _serve(self, broker: str) -> None:
+        ib = self._inbound[broker]
+        if ib.busy:
+            return
+        best: tuple[float, Any] | None = None
+        for link, q in ib.queues.items():  # broker links
+            if q and q[0][0] <= self.now and (best is None or q[0][0] < best[0]):
+                best = (q[0][0], link)
+        for c in self._clients_of(broker):
+            t = c._head_time()
+            if t is not None and t <= self.now and (best is None or t < best[0]):
+                best = (t, c.name)
+        if best is None:
+            return
+        link = best[1]
+        if link in self.clients:
+            _, msg = self.clients[link]._take()
+        else:
+            _, msg = ib.queues[link].popleft()
+        started = time.perf_counter()
+        sends = self.brokers[broker].handle(link, msg)
+        cpu = time.perf_counter() - started
+        ib.busy = True
+        done = self.now + self.service(msg, sends, cpu)
+
+        def finish() -> None:
+            ib.busy = False
+            self._emit(broker, sends)
+            self._serve(broker)
+
+        self.at(done, finish)
+
+    def _clients_of(self, broker: str) -> list[SimClient]:
+        return [c for c in self.clients.values() if c.broker == broker]
+
+    def _emit(self, src: str, sends: list) -> None:
+        for target, msg in sends:
+            self.messages[type(msg).__name__] += 1
+            if target in self.brokers:
+                when = self.now + self.link_delay
+                self._inbound[target].queues.setdefault(src, deque()).append((when, msg))
+                self.at(when, lambda t=target: self._serve(t))
+            else:
+                client = self.clients[target]
+                self.at(self.now + client.delay, lambda c=client, m=msg: c._receive(m))
+
+    # -- measurements -----------------------------------------------------------------------------------
+    def subscription_messages(self) -> int:
+        """SUB, UNSUB and UPD messages over every link: clients' and brokers'."""
+        from_clients = sum(c.core.stats[k] for c in self.clients.values()
+                           for k in ("sub_sent", "unsub_sent", "upd_sent"))
+        return from_clients + sum(self.messages[k] for k in ("Sub", "Unsub", "Upd"))
+
+    def metrics(self) -> dict[str, Any]:
+        delays = [d for c in self.clients.values() for d in c.delays]
+        lat = sorted(x for c in self.clients.values() for x in c.latencies)
+        stats: Counter = Counter()
+        for c in self.clients.values():
+            stats.update(c.core.stats)
+        return {
+            "sub_messages": self.subscription_messages(),
+            "delay_mean": sum(delays) / len(delays) if delays else float("nan"),
+            "delay_samples": len(delays),
+            "latency_p50": lat[len(lat) // 2] if lat else float("nan"),
+            "latency_p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("nan"),
+            **{k: stats[k] for k in ("published", "delivered", "spurious", "sub_sent", "unsub_sent",
+                                     "upd_sent", "upd_coalesced")},
+        }
