@@ -11,12 +11,11 @@ descendants are covered by it, so they fail too). The summary is the disjunction
 (the predicates not covered by another), the LUB of 000 §3.4.
 
 Filters with an empty constraint never match anything and are covered by every node; keeping
-them out of the graph spares attaching them below every leaf. They live in `_dead` nodes.
+them out of the graph spares attaching them below every leaf. Their nodes are not `live`.
 """
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Callable, Iterable
 
 from ..model import Constraint, Filter, filter_covers
@@ -39,15 +38,18 @@ class _Node:
         self.canon = frozenset(flt.items())
         self.preds = tuple((index[a], c) for a, c in flt.items())
 
-    def matches(self, values: tuple) -> bool:
-        for i, c in self.preds:
-            if not c.contains(values[i]):
-                return False
-        return True
-
 
 def _never_matches(flt: Filter) -> bool:
     return any(c.is_empty() for c in flt.values())
+
+
+def _disjoint(a: Filter, b: Filter) -> bool:
+    """No event matches both (sound, attribute by attribute)."""
+    for attr, ca in a.items():
+        cb = b.get(attr)
+        if cb is not None and ca.intersect(cb).is_empty():  # type: ignore[arg-type]
+            return True
+    return False
 
 
 class PosetMatcher(Matcher):
@@ -88,7 +90,8 @@ class PosetMatcher(Matcher):
         parents = [p for p in cov if not any(c in cov for c in p.children)]
         # Nodes x strictly covers, highest first. In a complete diagram they lie below x's
         # parents (or anywhere, if x is a root). Strictness (x covers n, n does not cover x)
-        # keeps the graph acyclic when two structurally different filters are equivalent.
+        # keeps the graph acyclic when two structurally different filters are equivalent
+        # ({} and {a: EVERYTHING}); `n not in cov` already implies it when `cov` is complete.
         start = {c: None for p in parents for c in p.children} if parents else dict(self._roots)
         found: dict[_Node, None] = {}
         seen = set(start)
@@ -98,6 +101,8 @@ class PosetMatcher(Matcher):
             if n not in cov and filter_covers(f, n.flt) and not filter_covers(n.flt, f):
                 found[n] = None
                 continue
+            if _disjoint(f, n.flt):
+                continue  # whatever n covers is disjoint from x too, hence not covered by x
             for c in n.children:
                 if c not in seen:
                     seen.add(c)
@@ -195,7 +200,7 @@ class PosetMatcher(Matcher):
         if (
             node.live
             and not _never_matches(flt)
-            and True
+            and all(filter_covers(p.flt, flt) for p in node.parents)
             and all(filter_covers(flt, c.flt) for c in node.children)
         ):
             # the cheap path: the node's place in the order still holds, O(degree) tests
@@ -214,15 +219,17 @@ class PosetMatcher(Matcher):
             if n in seen:  # reachable along several paths: evaluate it once
                 continue
             seen.add(n)
-            if n.matches(values):
+            for i, c in n.preds:
+                if not c.contains(values[i]):
+                    break  # its descendants are covered by it and cannot match either
+            else:
                 out.extend(n.keys)
                 stack.extend(n.children)
-            # else: its descendants are covered by it and cannot match either
         return out
 
     def filter_of(self, key: Key) -> Filter:
-        # read-only: equal filters under different keys share the node's dict
-        return MappingProxyType(self._node_of[key].flt)
+        # a copy: equal filters under different keys share the node's dict
+        return dict(self._node_of[key].flt)
 
     def keys(self) -> Iterable[Key]:
         return self._node_of.keys()
@@ -252,7 +259,7 @@ class PosetMatcher(Matcher):
 
     def roots(self) -> list[Filter]:
         """The filters not covered by another (as far as the edges know): the LUB's disjuncts."""
-        return [MappingProxyType(n.flt) for n in self._roots]
+        return [dict(n.flt) for n in self._roots]
 
     def check(self) -> None:
         """Assert the invariants (for tests): edges cover, nodes reachable, bookkeeping agrees."""
