@@ -90,9 +90,11 @@ class SimClient:
         state = self._do(lambda core: core.subscribe(etype, plan, params, on_event))
         return SimSubscription(self, state)
 
-    def publish(self, etype: EventType, /, **attrs: Any) -> None:
+    def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
+        """Publish now; returns the event's identity (origin, sequence number)."""
         values = etype.values_from(attrs)
-        self._do(lambda core: core.publish(etype, values))
+        msg = self._do(lambda core: core.publish(etype, values))
+        return msg.origin, msg.seq
 
     def advertise(self, etype: EventType) -> None:
         self._do(lambda core: core.advertise(etype))
