@@ -1,0 +1,195 @@
+"""The public API contract on the embedded overlay."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+import eventpy
+
+Quote = eventpy.EventType("stocks.Quote", firm=str, price=float)
+
+
+@pytest.fixture(autouse=True)
+def fresh_overlay():
+    eventpy.shutdown()
+    yield
+    eventpy.shutdown()
+
+
+def test_the_contract_example():
+    node = eventpy.connect()
+    got = []
+    sub = node.subscribe(Quote, "firm == 'IBM' and price < limit", params={"limit": 10.0}, on_event=got.append)
+    node.publish(Quote, firm="IBM", price=9.5)
+    node.publish(Quote, firm="IBM", price=11.0)
+    node.publish(Quote, firm="ORCL", price=1.0)
+    eventpy.drain(timeout=5.0)
+    assert [(e.firm, e.price) for e in got] == [("IBM", 9.5)]
+    assert got[0]["price"] == 9.5 and dict(got[0]) == {"firm": "IBM", "price": 9.5}
+    sub.update(limit=12.0)
+    node.publish(Quote, firm="IBM", price=11.0)
+    eventpy.drain(timeout=5.0)
+    assert [e.price for e in got] == [9.5, 11.0]
+    sub.close()
+    eventpy.drain(timeout=5.0)
+    node.publish(Quote, firm="IBM", price=1.0)
+    eventpy.drain(timeout=5.0)
+    assert len(got) == 2
+    s = eventpy.stats()
+    for key in ("published", "delivered", "spurious", "sub_sent", "unsub_sent", "upd_sent"):
+        assert key in s
+    assert s["published"] == 5 and s["delivered"] == 2
+    assert (s["sub_sent"], s["unsub_sent"], s["upd_sent"]) == (1, 1, 1)  # one UPD, no re-subscription
+
+
+def test_resub_mode_updates_by_resubscribing():
+    node = eventpy.connect(mode="resub")
+    got = []
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0}, on_event=got.append)
+    sub.update(limit=20.0)
+    node.publish(Quote, firm="X", price=15.0)
+    eventpy.drain(timeout=5.0)
+    assert [e.price for e in got] == [15.0]
+    s = eventpy.stats()
+    assert (s["sub_sent"], s["unsub_sent"], s["upd_sent"]) == (2, 1, 0)
+
+
+def test_events_cross_nodes_and_each_subscription_gets_one_copy():
+    a, b = eventpy.connect(), eventpy.connect()
+    got_a, got_b = [], []
+    a.subscribe(Quote, "price < 5 or firm == 'IBM'", on_event=got_a.append)  # both disjuncts match
+    b.subscribe(Quote, "True", on_event=got_b.append)
+    b.publish(Quote, firm="IBM", price=1.0)
+    eventpy.drain(timeout=5.0)
+    assert len(got_a) == 1 and len(got_b) == 1
+
+
+def test_guard_names_are_resolved_against_schema_and_params():
+    node = eventpy.connect()
+    with pytest.raises(eventpy.GuardError, match="neither an attribute of stocks.Quote"):
+        node.subscribe(Quote, "price < limit")
+    with pytest.raises(eventpy.GuardError, match="both an attribute"):
+        node.subscribe(Quote, "price < 3", params={"price": 1.0})
+    with pytest.raises(eventpy.GuardError, match="cannot be compared with 'IBM'"):
+        node.subscribe(Quote, "'IBM' < price")
+    with pytest.raises(eventpy.GuardError, match="not supported yet"):
+        node.subscribe(Quote, "elapsed() < 3")
+
+
+def test_publish_checks_the_schema():
+    node = eventpy.connect()
+    with pytest.raises(TypeError, match="'price' must be float, got str"):
+        node.publish(Quote, firm="IBM", price="cheap")
+    with pytest.raises(TypeError, match="unknown attribute"):
+        node.publish(Quote, firm="IBM", price=1.0, volume=3)
+    with pytest.raises(TypeError, match="missing attribute"):
+        node.publish(Quote, firm="IBM")
+    node.publish(Quote, firm="IBM", price=3)  # an int is a valid float
+
+
+def test_update_checks_parameters():
+    node = eventpy.connect()
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0})
+    with pytest.raises(TypeError, match="unknown parameter 'limt'"):
+        sub.update(limt=3.0)
+    with pytest.raises(TypeError, match="must stay num"):
+        sub.update(limit="high")
+    sub.update(limit=3)  # int for a number parameter is fine
+
+
+def test_callbacks_run_in_order_per_subscription():
+    node = eventpy.connect()
+    seen: list[int] = []
+    node.subscribe(eventpy.EventType("t.Seq", i=int), "True", on_event=lambda e: seen.append(e.i))
+    T = eventpy.EventType("t.Seq", i=int)
+    for i in range(500):
+        node.publish(T, i=i)
+    eventpy.drain(timeout=10.0)
+    assert seen == list(range(500))
+
+
+def test_a_failing_callback_is_logged_and_isolated(caplog):
+    node = eventpy.connect()
+    got = []
+
+    def boom(ev):
+        if ev.price == 1.0:
+            raise RuntimeError("subscriber bug")
+        got.append(ev.price)
+
+    node.subscribe(Quote, "True", on_event=boom)
+    with caplog.at_level(logging.ERROR, logger="eventpy.delivery"):
+        node.publish(Quote, firm="A", price=1.0)
+        node.publish(Quote, firm="A", price=2.0)
+        eventpy.drain(timeout=5.0)
+    assert got == [2.0]
+    assert any("subscriber bug" in (r.exc_text or "") or r.exc_info for r in caplog.records)
+
+
+def test_drain_waits_for_callbacks_and_times_out():
+    node = eventpy.connect()
+    release = threading.Event()
+    done = []
+    node.subscribe(Quote, "True", on_event=lambda e: (release.wait(5), done.append(e)))
+    node.publish(Quote, firm="A", price=1.0)
+    with pytest.raises(TimeoutError):
+        eventpy.drain(timeout=0.3)
+    release.set()
+    eventpy.drain(timeout=5.0)
+    assert len(done) == 1
+
+
+def test_sets_and_switches_as_parameters():
+    node = eventpy.connect()
+    got = []
+    sub = node.subscribe(Quote, "on and firm in watch", params={"on": True, "watch": {"IBM"}}, on_event=got.append)
+    node.publish(Quote, firm="IBM", price=1.0)
+    eventpy.drain(timeout=5.0)
+    sub.update(watch={"ORCL"})
+    node.publish(Quote, firm="IBM", price=2.0)
+    node.publish(Quote, firm="ORCL", price=3.0)
+    eventpy.drain(timeout=5.0)
+    sub.update(on=False)
+    node.publish(Quote, firm="ORCL", price=4.0)
+    eventpy.drain(timeout=5.0)
+    assert [e.price for e in got] == [1.0, 3.0]
+
+
+def test_context_managers_unsubscribe_and_close():
+    got = []
+    with eventpy.connect() as node:
+        with node.subscribe(Quote, "True", on_event=got.append):
+            node.publish(Quote, firm="A", price=1.0)
+            eventpy.drain(timeout=5.0)
+        eventpy.drain(timeout=5.0)
+        node.publish(Quote, firm="A", price=2.0)
+        eventpy.drain(timeout=5.0)
+    assert [e.price for e in got] == [1.0]
+
+
+def test_unknown_broker_urls_are_refused_clearly(monkeypatch):
+    monkeypatch.setenv("EVENTPY_BROKER", "tcp://127.0.0.1:7100")
+    with pytest.raises(ValueError, match="only the embedded overlay"):
+        eventpy.connect()
+
+
+def test_conflicting_embedded_configuration_is_refused():
+    eventpy.connect(matcher="poset")
+    with pytest.raises(ValueError, match="already runs with"):
+        eventpy.connect(matcher="naive")
+
+
+def test_publish_returns_at_once_while_a_subscriber_is_slow():
+    node = eventpy.connect()
+    gate = threading.Event()
+    node.subscribe(Quote, "True", on_event=lambda e: gate.wait(5))
+    start = time.perf_counter()
+    for _ in range(50):
+        node.publish(Quote, firm="A", price=1.0)
+    assert time.perf_counter() - start < 1.0
+    gate.set()
+    eventpy.drain(timeout=10.0)
