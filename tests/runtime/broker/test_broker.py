@@ -1,0 +1,172 @@
+"""The sans-I/O broker on its own: routing along advertisements, propagation of summaries
+(Fig. 6 lines 39-47), stale updates, and refusal of malformed messages."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from eventpy.guards import compile_guard
+from eventpy.runtime.broker import Broker
+from eventpy.runtime.messages import Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
+from eventpy.runtime.model import EventType, Interval, ValueSet
+
+Q = EventType("Quote", firm=str, price=float)
+ADV = Adv("Quote", Q.to_wire())
+
+
+def sub_msg(guard: str, sid: int = 1, **params):
+    plan = compile_guard(guard, Q, {k: type(v) for k, v in params.items()})
+    return Sub("Quote", sid, plan.spec, plan.evaluate(params)), plan
+
+
+def edge(mode="parametric", matcher="fastint", summary="attribute") -> Broker:
+    b = Broker("edge", mode=mode, matcher=matcher, summary=summary)
+    b.connect("up", "broker")
+    b.connect("c1", "client")
+    b.connect("c2", "client")
+    b.handle("up", ADV)  # a publisher lives upstream
+    return b
+
+
+def kinds(sends):
+    return [(link, type(m).__name__) for link, m in sends]
+
+
+@pytest.mark.parametrize("matcher", ["naive", "poset", "fastint"])
+def test_subscription_goes_upstream_and_events_come_down(matcher):
+    b = edge(matcher=matcher)
+    msg, _ = sub_msg("firm == 'IBM' and price < limit", limit=10.0)
+    out = b.handle("c1", msg)
+    assert kinds(out) == [("up", "Sub")]
+    up = out[0][1]
+    assert up.values == [ValueSet(frozenset({"IBM"})), Interval(float("-inf"), True, 10.0, False)]
+    out = b.handle("up", Pub("Quote", ("IBM", 9.0), "p", 1, 0.0))
+    assert kinds(out) == [("c1", "Pub")] and out[0][1].sids == (1,)
+    assert b.handle("up", Pub("Quote", ("IBM", 11.0), "p", 2, 0.0)) == []
+
+
+def test_upd_changes_the_summary_by_broker_variable_updates():
+    b = edge()
+    msg, plan = sub_msg("firm == 'IBM' and price < limit", limit=10.0)
+    b.handle("c1", msg)
+    values = plan.evaluate({"limit": 10.0})
+    changed = plan.recompute({"limit": 20.0}, values, ["limit"])
+    out = b.handle("c1", Upd("Quote", 1, {var: (v, 1) for var, v in changed}))
+    assert kinds(out) == [("up", "Upd")]  # structure unchanged: an UPD, not SUB + UNSUB
+    (var, (value, seq)), = out[0][1].changes.items()
+    assert value == Interval(float("-inf"), True, 20.0, False) and seq == 1
+
+
+def test_resub_mode_resubscribes_upstream():
+    b = edge(mode="resub")
+    b.handle("c1", sub_msg("price < limit", limit=10.0)[0])
+    out = b.handle("c1", sub_msg("price < limit", sid=2, limit=20.0)[0])
+    assert kinds(out) == [("up", "Sub"), ("up", "Unsub")]
+    out = b.handle("c1", Unsub("Quote", 1))
+    assert out == []  # the summary (price < 20) did not change
+
+
+def test_covered_subscription_does_not_travel():
+    b = edge()
+    b.handle("c1", sub_msg("price < 10")[0])
+    assert b.handle("c2", sub_msg("price < 5")[0]) == []  # covered: summary unchanged (Fig. 4)
+
+
+def test_stale_update_is_dropped():
+    b = edge()
+    msg, plan = sub_msg("price < limit", limit=10.0)
+    b.handle("c1", msg)
+    b.handle("c1", Upd("Quote", 1, {0: (Interval(float("-inf"), True, 30.0, False), 2)}))
+    b.handle("c1", Upd("Quote", 1, {0: (Interval(float("-inf"), True, 5.0, False), 1)}))  # older
+    assert b.stats["stale_upd"] == 1
+    assert b.handle("up", Pub("Quote", ("X", 20.0), "p", 1, 0.0))  # the newer value (30) holds
+
+
+def test_subscriptions_only_travel_toward_advertisers():
+    b = Broker("b")
+    b.connect("left", "broker")
+    b.connect("right", "broker")
+    b.connect("c", "client")
+    assert kinds(b.handle("right", ADV)) == [("left", "Adv")]
+    out = b.handle("c", sub_msg("price < 1")[0])
+    assert kinds(out) == [("right", "Sub")]  # not to "left", which has no publisher
+    out = b.handle("right", Unadv("Quote"))
+    assert ("left", "Unadv") in kinds(out) and ("right", "Unsub") in kinds(out)
+
+
+def test_no_event_goes_back_to_the_broker_it_came_from():
+    b = Broker("b")
+    b.connect("left", "broker")
+    b.connect("right", "broker")
+    b.handle("left", ADV)
+    b.handle("right", ADV)
+    b.handle("left", sub_msg("price < 10")[0])
+    assert b.handle("left", Pub("Quote", ("X", 1.0), "p", 1, 0.0)) == []
+    assert kinds(b.handle("right", Pub("Quote", ("X", 1.0), "p", 2, 0.0))) == [("left", "Pub")]
+
+
+def test_flush_waits_for_every_other_link():
+    b = edge()
+    out = b.handle("c1", Flush(("c1", 1)))
+    assert sorted(link for link, _ in out) == ["c2", "up"]
+    assert b.handle("up", FlushAck(("c1", 1))) == []
+    assert kinds(b.handle("c2", FlushAck(("c1", 1)))) == [("c1", "FlushAck")]
+
+
+def test_disconnect_forgets_the_link_and_updates_upstream():
+    b = edge()
+    b.handle("c1", sub_msg("price < 10")[0])
+    out = b.disconnect("c1")
+    assert kinds(out) == [("up", "Unsub")]
+    assert b.subscription_count() == 0
+
+
+@pytest.mark.parametrize("bad", [
+    Sub("Quote", 1, (((("nope", 0),), -1, ()),), [Interval(0, True, 1, True)]),
+    Sub("Quote", 1, (((("price", 5),), -1, ()),), [Interval(0, True, 1, True)]),
+    Sub("Quote", 1, (((("price", 0),), -1, ()),), [ValueSet(frozenset({1}))]),
+    Sub("Quote", 1, (((), -1, (("f", "open", ("c", 1)),)),), []),
+    Sub("Quote", 1, (((), -1, (("<", ("a", 9), ("c", 1)),)),), []),
+    Sub("Quote", "x", (), []),
+    Sub("Quote", 1, "garbage", []),
+    Sub("Nope", 1, (), []),
+    Upd("Quote", 99, {0: (1, 1)}),
+    Unsub("Quote", 99),
+    Pub("Quote", ("IBM",), "p", 1, 0.0),
+    Adv("Bad", (("x", "complex"),)),
+    "not a message",
+])
+def test_malformed_messages_are_refused_not_fatal(bad, caplog):
+    b = edge()
+    b.handle("c1", sub_msg("price < 10")[0])
+    with caplog.at_level(logging.WARNING, logger="eventpy.broker"):
+        assert b.handle("c2", bad) == []
+    assert b.stats["refused"] == 1
+    assert "refused" in caplog.text
+    assert kinds(b.handle("up", Pub("Quote", ("IBM", 1.0), "p", 1, 0.0))) == [("c1", "Pub")]
+
+
+def test_bad_update_values_are_refused():
+    b = edge()
+    b.handle("c1", sub_msg("price < limit", limit=1.0)[0])
+    assert b.handle("c1", Upd("Quote", 1, {0: ("ten", 1)})) == []
+    assert b.handle("c1", Upd("Quote", 1, {7: (Interval(0, True, 1, True), 1)})) == []
+    assert b.stats["refused"] == 2
+
+
+def test_unknown_mode_matcher_summary():
+    with pytest.raises(ValueError, match="unknown mode"):
+        Broker(mode="magic")
+    with pytest.raises(ValueError, match="unknown matcher"):
+        Broker(matcher="magic")
+    with pytest.raises(ValueError, match="unknown summary"):
+        Broker(summary="magic")
+
+
+def test_attribute_expressions_are_evaluated_at_the_broker():
+    b = edge()
+    b.handle("c1", sub_msg("abs(price - x) < 2", x=10.0)[0])
+    assert b.handle("up", Pub("Quote", ("A", 11.0), "p", 1, 0.0))
+    assert b.handle("up", Pub("Quote", ("A", 13.0), "p", 2, 0.0)) == []

@@ -1,0 +1,80 @@
+"""The client algorithm (000 Fig. 5) without any transport: coalescing of pending UPDs, the
+resub baseline, and the local filter."""
+
+from __future__ import annotations
+
+from eventpy.guards import compile_guard
+from eventpy.runtime.client import ClientCore
+from eventpy.runtime.messages import Adv, Pub, Sub, Unsub, Upd
+from eventpy.runtime.model import EventType
+
+Q = EventType("Quote", firm=str, price=float)
+
+
+def subscribe(core, guard="firm == f and price < limit", **params):
+    params = params or {"f": "IBM", "limit": 10.0}
+    plan = compile_guard(guard, Q, {k: type(v) for k, v in params.items()})
+    return core.subscribe(Q, plan, params, on_event=None)
+
+
+def test_subscribe_advertises_then_subscribes_with_current_values():
+    core = ClientCore("c")
+    subscribe(core)
+    adv, sub = core.take()
+    assert isinstance(adv, Adv) and isinstance(sub, Sub)
+    assert sub.values[1].hi == 10.0
+
+
+def test_pending_upd_absorbs_later_changes_of_the_same_variable():
+    core = ClientCore("c")
+    state = subscribe(core)
+    core.take()
+    for limit in (11.0, 12.0, 13.0):
+        core.update(state, {"limit": limit})
+    msgs = core.take()
+    assert len(msgs) == 1 and isinstance(msgs[0], Upd)
+    ((var, (value, seq)),) = msgs[0].changes.items()
+    assert value.hi == 13.0 and seq == 3  # the newest value, with the newest sequence number
+    assert core.stats["upd_coalesced"] == 2 and core.stats["upd_sent"] == 1
+    core.update(state, {"limit": 14.0})  # once taken, a new UPD is queued
+    assert [type(m) for m in core.take()] == [Upd]
+
+
+def test_only_variables_depending_on_the_changed_parameter_are_sent():
+    core = ClientCore("c")
+    state = subscribe(core, "price >= x - r and firm == f", x=5.0, r=1.0, f="IBM")
+    core.take()
+    core.update(state, {"f": "ORCL"})
+    (upd,) = core.take()
+    assert len(upd.changes) == 1  # the firm set, not the price interval
+    assert core.update(state, {"f": "ORCL"}) == 0 and core.take() == []  # no change, no message
+
+
+def test_resub_mode_sends_sub_then_unsub_and_accepts_both_ids():
+    core = ClientCore("c", mode="resub")
+    state = subscribe(core)
+    core.take()
+    old = state.sid
+    core.update(state, {"limit": 20.0})
+    sub, unsub = core.take()
+    assert isinstance(sub, Sub) and isinstance(unsub, Unsub) and unsub.sid == old and sub.sid != old
+    # an event matched under the old id, still in flight, is delivered once
+    out = core.receive(Pub("Quote", ("IBM", 15.0), "p", 1, 0.0, (old, sub.sid)))
+    assert len(out) == 1 and core.deliver(*out[0])
+
+
+def test_local_filter_counts_spurious_events():
+    core = ClientCore("c")
+    state = subscribe(core)
+    core.take()
+    core.update(state, {"limit": 5.0})  # the broker may still use 10
+    ((s, ev),) = core.receive(Pub("Quote", ("IBM", 7.0), "p", 1, 0.0, (state.sid,)))
+    assert core.deliver(s, ev) is False
+    assert core.stats["spurious"] == 1 and core.stats["delivered"] == 0
+
+
+def test_closed_subscription_receives_nothing():
+    core = ClientCore("c")
+    state = subscribe(core)
+    core.unsubscribe(state)
+    assert core.receive(Pub("Quote", ("IBM", 1.0), "p", 1, 0.0, (state.sid,))) == []
