@@ -4,43 +4,14 @@ is lower. Deterministic: virtual time, the default cost model, fixed seeds."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
-from eventpy.runtime.model import EventType
+from eventpy.runtime.comparison import moving_windows
 from eventpy.runtime.overlay import line, tree
-from eventpy.runtime.transports.inproc import Simulation
-
-Q = EventType("market.Quote", firm=str, price=float)
 
 
-def run(mode: str, topology, subscribers: int, rate: float, seed: int = 7, span: float = 0.4) -> dict:
-    rng = random.Random(seed)
-    sim = Simulation(topology, mode=mode)
-    edges = topology.edge_brokers()
-    pub = sim.client("pub", edges[0])
-    pub.advertise(Q)
-    subs = []
-    for i in range(subscribers):
-        lo = rng.uniform(0, 90)
-        client = sim.client(f"s{i}", edges[-1])
-        subs.append(client.subscribe(Q, "firm == f and price > lo and price < hi",
-                                     {"f": rng.choice("ABCD"), "lo": lo, "hi": lo + 10}))
-    sim.run()
-    t0 = sim.now
-    t = t0
-    while t < t0 + span:
-        t += rng.expovariate(2000.0)
-        firm, price = rng.choice("ABCD"), rng.uniform(0, 100)
-        sim.at(t, lambda f=firm, p=price: pub.publish(Q, firm=f, price=p))
-    for s in subs:
-        t = t0
-        while (t := t + rng.expovariate(rate)) < t0 + span:
-            lo = rng.uniform(0, 90)
-            sim.at(t, lambda s=s, lo=lo: s.update(lo=lo, hi=lo + 10))
-    sim.run()
-    return sim.metrics()
+def run(mode, topology, subscribers, rate):
+    return moving_windows(mode, topology, subscribers=subscribers, rate=rate)
 
 
 @pytest.mark.parametrize("topology", [line(3), tree(7)], ids=["line", "tree"])
