@@ -184,6 +184,7 @@ class Simulation:
             b: Broker(b, mode=mode, matcher=matcher, summary=summary) for b in topology.brokers}
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
+        self._attached: dict[str, list[SimClient]] = {b: [] for b in topology.brokers}
         self.messages: Counter = Counter()  # by kind, over every link
         self._acked: set[tuple] = set()
         for a, b in topology.links:
@@ -198,6 +199,7 @@ class Simulation:
             raise ValueError(f"unknown broker {broker!r}")
         c = SimClient(self, name, broker, self.link_delay if delay is None else delay, self.mode)
         self.clients[name] = c
+        self._attached[broker].append(c)
         self._emit(broker, self.brokers[broker].connect(name, "client"))
         return c
 
@@ -243,7 +245,7 @@ class Simulation:
         for link, q in ib.queues.items():  # broker links
             if q and q[0][0] <= self.now and (best is None or q[0][0] < best[0]):
                 best = (q[0][0], link)
-        for c in self._clients_of(broker):
+        for c in self._attached[broker]:
             t = c._head_time()
             if t is not None and t <= self.now and (best is None or t < best[0]):
                 best = (t, c.name)
@@ -266,9 +268,6 @@ class Simulation:
             self._serve(broker)
 
         self.at(done, finish)
-
-    def _clients_of(self, broker: str) -> list[SimClient]:
-        return [c for c in self.clients.values() if c.broker == broker]
 
     def _emit(self, src: str, sends: list) -> None:
         for target, msg in sends:
