@@ -8,6 +8,7 @@ equalities and equal filters happen often.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
@@ -97,6 +98,31 @@ def test_float_intervals_and_infinite_bounds(matcher_name: str) -> None:
     assert matched(m, ev(f=0.5)) == {"ge", "mid", "all"}
     assert matched(m, ev(f=0.5000001)) == {"ge", "all"}
     assert matched(m, ev(f=1e300)) == {"ge", "all"}
+
+
+def test_infinite_event_values(matcher_name: str) -> None:
+    m = make(matcher_name)
+    m.add("all", {"f": EVERYTHING})
+    m.add("ge", {"f": iv(0.5, INF)})
+    m.add("gt-open", {"f": iv(0.5, INF, True, False)})  # open at +inf: excludes inf itself
+    m.add("le", {"f": iv(-INF, 0.5)})
+    assert matched(m, ev(f=INF)) == {"all", "ge"}
+    assert matched(m, ev(f=-INF)) == {"all", "le"}
+
+
+def test_open_infinite_bounds_are_not_wildcards(matcher_name: str) -> None:
+    # Interval.is_wildcard ignores closedness at ±inf, Interval.contains does not: an index
+    # that trusts filter_covers here would hide "true" below "open" and miss it for f=-inf
+    m = make(matcher_name)
+    m.add("open", {"f": iv(-INF, INF, False, True)})
+    m.add("true", {})
+    m.add("half", {"f": iv(-INF, INF, True, False), "i": iv(0, 1)})
+    assert matched(m, ev(f=-INF, i=0)) == {"true", "half"}
+    assert matched(m, ev(f=INF, i=0)) == {"true", "open"}
+    assert matched(m, ev(f=0.0, i=0)) == {"true", "open", "half"}
+    m.remove("true")
+    assert matched(m, ev(f=-INF, i=1)) == {"half"}
+    assert_summary_covers(m, T, [ev(f=f, i=i) for f in (-INF, 0.0, INF) for i in (0, 1)])
 
 
 def test_int_attribute_with_fractional_bounds(matcher_name: str) -> None:
@@ -258,13 +284,63 @@ def test_summary_covers_every_entry(matcher_name: str) -> None:
     assert any(all(c.is_wildcard() for c in conj.values()) for conj in m.summary())
 
 
+def test_large_random_population_agrees_with_naive(matcher_name: str) -> None:
+    """Hundreds of entries, so that indexes reorganize (rebuilds, deep posets) mid-run."""
+    rnd = random.Random(20261125)
+    etype = EventType("Q", firm=str, price=float, vol=int, hot=bool)
+    m, oracle = make(matcher_name, etype), NaiveMatcher(etype)
+
+    def price() -> Interval:
+        lo = rnd.choice([-INF, rnd.randrange(0, 100), rnd.uniform(0, 100)])
+        hi = rnd.choice([INF, lo + rnd.expovariate(0.1), lo])
+        return Interval(lo, rnd.random() < 0.7, hi, lo == hi or rnd.random() < 0.5)
+
+    def flt() -> dict:
+        d: dict = {"price": price()}
+        if rnd.random() < 0.5:
+            d["firm"] = vs(*rnd.sample("ABCDEFGH", rnd.randint(1, 3)), exclude=rnd.random() < 0.2)
+        if rnd.random() < 0.3:
+            d["vol"] = iv(rnd.randint(0, 100), INF, rnd.random() < 0.5, True)
+        if rnd.random() < 0.1:
+            d["hot"] = vs(True)
+        return d
+
+    def event() -> tuple:
+        return (rnd.choice("ABCDEFGHZ"), rnd.choice([rnd.uniform(-5, 110), float(rnd.randrange(0, 100))]),
+                rnd.randint(-5, 120), rnd.random() < 0.5)
+
+    live: list[int] = []
+    for k in range(1500):
+        f = flt()
+        m.add(k, f)
+        oracle.add(k, f)
+        live.append(k)
+        if k % 3 == 0:
+            j = rnd.choice(live)
+            c = rnd.choice([None, price(), price()])
+            m.update(j, "price", c)
+            oracle.update(j, "price", c)
+        if k % 7 == 0:
+            j = live.pop(rnd.randrange(len(live)))
+            m.remove(j)
+            oracle.remove(j)
+        if k % 100 == 99:
+            evs = [event() for _ in range(40)]
+            for values in evs:
+                assert matched(m, values) == set(oracle.match(values)), values
+            assert_summary_covers(m, etype, evs)
+    check = getattr(m, "check", None)
+    if check is not None:
+        check()
+
+
 # ---- properties against the oracle --------------------------------------------------------
 
 INT_BOUNDS = [-INF, *range(-5, 6), INF]
 INT_VALUES = list(range(-6, 7))
 FLOAT_POINTS = [-1.5, -1.0, 0.0, 0.5, 1.0, 2.5]
 FLOAT_BOUNDS = [-INF, *FLOAT_POINTS, INF]
-FLOAT_VALUES = [-2.0, *FLOAT_POINTS, 0.25, 3.0]
+FLOAT_VALUES = [-INF, -2.0, *FLOAT_POINTS, 0.25, 3.0, INF]  # infinite values test the bounds
 STRS = list("abcde")
 TYPES = [int, float, str, bool]
 
