@@ -96,7 +96,7 @@ def parse_guard(text: str) -> A.Node:
     """Parse a guard; a syntax error is a GuardError pointing at the offending token."""
     try:
         tree = _parser().parse(text)
-    except UnexpectedEOF as e:
+    except UnexpectedEOF:
         lines = text.splitlines() or [""]
         raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
     except UnexpectedToken as e:

@@ -6,10 +6,7 @@ from ..model import EventType
 from ._base import Key, Matcher
 from ._fastint import FastIntMatcher
 from ._naive import NaiveMatcher
-try:
-    from ._poset import PosetMatcher
-except ImportError:  # TEMP while poset lands
-    PosetMatcher = NaiveMatcher  # type: ignore
+from ._poset import PosetMatcher
 
 MATCHERS: dict[str, type[Matcher]] = {
     "naive": NaiveMatcher,

@@ -1,9 +1,9 @@
 """The Siena-style poset of conjunctions ordered by covering (000 §3.4, Fig. 2).
 
 Each node holds one distinct filter and every key indexed under it (subs[τ][Φ] in Fig. 2). An
-edge parent -> child means the parent covers the child (`filter_covers`, made sound in
-`_covers`). Two invariants make matching and summaries correct: every edge satisfies covering,
-and every node is reachable from a root.
+edge parent -> child means the parent covers the child (`filter_covers`). Two invariants make
+matching and summaries correct: every edge satisfies covering, and every node is reachable from a
+root.
 Completeness of the edges is *not* relied on: a covering pair without a path between them only
 leaves more roots, i.e. a larger (still covering) summary.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..model import Constraint, Filter, Interval, filter_covers
+from ..model import Constraint, Filter, filter_covers
 from ._base import Key, Matcher
 
 
@@ -42,19 +42,6 @@ class _Node:
 
 def _never_matches(flt: Filter) -> bool:
     return any(c.is_empty() for c in flt.values())
-
-
-def _covers(a: Filter, b: Filter) -> bool:
-    """filter_covers, made sound for infinite event values: `Interval.is_wildcard` ignores the
-    closedness of infinite bounds, so filter_covers lets e.g. [-inf, inf) cover an absent
-    attribute although it rejects inf. An edge claiming that would hide the child from
-    matching (and break transitivity), so such an interval covers only what it constrains."""
-    if not filter_covers(a, b):
-        return False
-    for attr, c in a.items():
-        if attr not in b and isinstance(c, Interval) and not (c.lo_closed and c.hi_closed):
-            return False
-    return True
 
 
 def _disjoint(a: Filter, b: Filter) -> bool:
@@ -91,7 +78,7 @@ class PosetMatcher(Matcher):
         stack = []
         for r in self._roots:
             tested.add(r)
-            if _covers(r.flt, f):
+            if filter_covers(r.flt, f):
                 stack.append(r)
         while stack:
             n = stack.pop()
@@ -99,7 +86,7 @@ class PosetMatcher(Matcher):
             for c in n.children:
                 if c not in tested:
                     tested.add(c)
-                    if _covers(c.flt, f):
+                    if filter_covers(c.flt, f):
                         stack.append(c)
         parents = [p for p in cov if not any(c in cov for c in p.children)]
         # Nodes x strictly covers, highest first. In a complete diagram they lie below x's
@@ -112,7 +99,7 @@ class PosetMatcher(Matcher):
         stack = list(start)
         while stack:
             n = stack.pop()
-            if n not in cov and _covers(f, n.flt) and not _covers(n.flt, f):
+            if n not in cov and filter_covers(f, n.flt) and not filter_covers(n.flt, f):
                 found[n] = None
                 continue
             if _disjoint(f, n.flt):
@@ -162,7 +149,7 @@ class PosetMatcher(Matcher):
             # c is still reachable; re-add p -> c only where no remaining parent of c lies
             # (by covering) under p, to keep the graph roughly transitively reduced
             for p in parents:
-                if p not in c.parents and not any(_covers(p.flt, q.flt) for q in c.parents):
+                if p not in c.parents and not any(filter_covers(p.flt, q.flt) for q in c.parents):
                     p.children[c] = None
                     c.parents[p] = None
 
@@ -214,8 +201,8 @@ class PosetMatcher(Matcher):
         if (
             node.live
             and not _never_matches(flt)
-            and all(_covers(p.flt, flt) for p in node.parents)
-            and all(_covers(flt, c.flt) for c in node.children)
+            and all(filter_covers(p.flt, flt) for p in node.parents)
+            and all(filter_covers(flt, c.flt) for c in node.children)
         ):
             # the cheap path: the node's place in the order still holds, O(degree) tests
             node.set_filter(flt, self.etype.index)
@@ -283,7 +270,7 @@ class PosetMatcher(Matcher):
             assert n.live != _never_matches(n.flt) and n.canon == frozenset(n.flt.items())
             assert (n in self._roots) == (n.live and not n.parents)
             for c in n.children:
-                assert n in c.parents and c.live and _covers(n.flt, c.flt)
+                assert n in c.parents and c.live and filter_covers(n.flt, c.flt)
             for p in n.parents:
                 assert n in p.children
         # Kahn's order from the roots reaches every live node iff all are reachable and acyclic

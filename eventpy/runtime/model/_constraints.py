@@ -28,7 +28,8 @@ class Interval(NamedTuple):
         return self.lo > self.hi or (self.lo == self.hi and not (self.lo_closed and self.hi_closed))
 
     def is_wildcard(self) -> bool:
-        return self.lo == -INF and self.hi == INF
+        # closed at both infinities: an open end rejects the infinite value itself
+        return self.lo == -INF and self.hi == INF and self.lo_closed and self.hi_closed
 
     def covers(self, o: "Interval") -> bool:
         if o.is_empty():
