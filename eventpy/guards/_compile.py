@@ -221,22 +221,22 @@ class _Checker:
         return self.atom(n, negated)
 
 
-def _attrs_in(n: A.Node) -> set[str]:
-    if isinstance(n, A.Attr):
-        return {n.name}
+def _names_of(n: A.Node, kind: type) -> set[str]:
+    """Names of the `kind` nodes (Attr or Param) in an expression."""
+    if isinstance(n, kind):
+        return {n.name}  # type: ignore[attr-defined]
     out: set[str] = set()
     for child in _children(n):
-        out |= _attrs_in(child)
+        out |= _names_of(child, kind)
     return out
+
+
+def _attrs_in(n: A.Node) -> set[str]:
+    return _names_of(n, A.Attr)
 
 
 def _params_in(n: A.Node) -> set[str]:
-    if isinstance(n, A.Param):
-        return {n.name}
-    out: set[str] = set()
-    for child in _children(n):
-        out |= _params_in(child)
-    return out
+    return _names_of(n, A.Param)
 
 
 def _children(n: A.Node) -> tuple[A.Node, ...]:
