@@ -260,7 +260,9 @@ class Broker:
         for link in ts.pubs:
             if self.links.get(link) != "broker":
                 continue
-            new = sorted(ts.summary.summary_for(link), key=_order)
+            new = ts.summary.summary_for(link)
+            if len(new) > 1:
+                new.sort(key=_order)
             sent = ts.sent.get(link)
             if sent is not None and new == sent.filters:
                 continue

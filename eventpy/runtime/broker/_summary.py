@@ -20,6 +20,8 @@ from ..matching import PosetMatcher
 from ..model import Constraint, EventType, Filter, Interval, ValueSet, filter_lub
 
 Link = Hashable
+_WILD = object()  # an attribute a link's aggregate does not constrain
+_MISSING = object()
 
 
 def _aggregate(filters: list[Filter]) -> dict[str, Constraint] | None:
@@ -41,6 +43,7 @@ class AttributeSummary:
         self.wild: dict[str, set[Link]] = {a: set() for a in etype.attrs}
         self.lo: dict[str, SortedList] = {}
         self.hi: dict[str, SortedList] = {}
+        self._cache: dict[Link, dict[str, Constraint | None]] = {}  # neighbor -> attr -> LUB
         self.inc: dict[str, Counter] = {}
         self.exc: dict[str, dict[Link, frozenset]] = {}
         for a, t in etype.schema.items():
@@ -69,67 +72,96 @@ class AttributeSummary:
         old = self.aggs.get(link)
         if new == old:
             return
-        if old is not None:
-            self._contribute(link, old, -1)
+        if new is None:
             del self.aggs[link]
-        if new is not None:
-            self._contribute(link, new, +1)
+        else:
             self.aggs[link] = new
         if not entries:
             self.entries.pop(link, None)
-
-    def _contribute(self, link: Link, agg: dict[str, Constraint], sign: int) -> None:
+        # only the attributes whose constraint changed touch the sorted bounds (an UPD of one
+        # parameter usually changes one attribute)
         for a in self.etype.attrs:
-            c = agg.get(a)
-            if c is None or c.is_wildcard():
-                (self.wild[a].add if sign > 0 else self.wild[a].discard)(link)
-            elif isinstance(c, Interval):
-                lo_item = (c.lo, 0 if c.lo_closed else 1, link)
-                hi_item = (c.hi, 1 if c.hi_closed else 0, link)
-                if sign > 0:
-                    self.lo[a].add(lo_item)
-                    self.hi[a].add(hi_item)
-                else:
-                    self.lo[a].remove(lo_item)
-                    self.hi[a].remove(hi_item)
-            elif c.exclude:
-                if sign > 0:
-                    self.exc[a][link] = c.values
-                else:
-                    del self.exc[a][link]
+            c_old = None if old is None else old.get(a, _WILD)
+            c_new = None if new is None else new.get(a, _WILD)
+            if c_old == c_new:
+                continue
+            if type(c_old) is Interval and type(c_new) is Interval and not (
+                    c_old.is_wildcard() or c_new.is_wildcard()):
+                self._move_bounds(link, a, c_old, c_new)
             else:
-                inc = self.inc[a]
-                for v in c.values:
-                    inc[v] += sign
-                    if inc[v] == 0:
-                        del inc[v]
+                if c_old is not None:
+                    self._contribute(link, a, c_old, -1)
+                if c_new is not None:
+                    self._contribute(link, a, c_new, +1)
+            for stale in self._cache.values():
+                stale.pop(a, None)
+
+    def _move_bounds(self, link: Link, a: str, old: Interval, new: Interval) -> None:
+        """An interval that changed: touch only the sorted list of the bound that moved."""
+        if (old.lo, old.lo_closed) != (new.lo, new.lo_closed):
+            self.lo[a].remove((old.lo, 0 if old.lo_closed else 1, link))
+            self.lo[a].add((new.lo, 0 if new.lo_closed else 1, link))
+        if (old.hi, old.hi_closed) != (new.hi, new.hi_closed):
+            self.hi[a].remove((old.hi, 1 if old.hi_closed else 0, link))
+            self.hi[a].add((new.hi, 1 if new.hi_closed else 0, link))
+
+    def _contribute(self, link: Link, a: str, c: Constraint, sign: int) -> None:
+        if c is _WILD or c.is_wildcard():
+            (self.wild[a].add if sign > 0 else self.wild[a].discard)(link)
+        elif isinstance(c, Interval):
+            lo_item = (c.lo, 0 if c.lo_closed else 1, link)
+            hi_item = (c.hi, 1 if c.hi_closed else 0, link)
+            if sign > 0:
+                self.lo[a].add(lo_item)
+                self.hi[a].add(hi_item)
+            else:
+                self.lo[a].remove(lo_item)
+                self.hi[a].remove(hi_item)
+        elif c.exclude:
+            if sign > 0:
+                self.exc[a][link] = c.values
+            else:
+                del self.exc[a][link]
+        else:
+            inc = self.inc[a]
+            for v in c.values:
+                inc[v] += sign
+                if inc[v] == 0:
+                    del inc[v]
 
     # -- reading -----------------------------------------------------------------------------------
     def summary_for(self, neighbor: Link) -> list[dict[str, Constraint]]:
         if not any(link != neighbor for link in self._some_links(neighbor)):
             return []
-        mine = self.aggs.get(neighbor)
+        cache = self._cache.setdefault(neighbor, {})
         out: dict[str, Constraint] = {}
         for a in self.etype.attrs:
-            wild = self.wild[a]
-            if len(wild) > (1 if neighbor in wild else 0):
-                continue  # some other link admits every value of `a`
-            if a in self.lo:
-                lo = next(item for item in self.lo[a] if item[2] != neighbor)
-                hi = next(item for item in reversed(self.hi[a]) if item[2] != neighbor)
-                c: Constraint = Interval(lo[0], lo[1] == 0, hi[0], hi[1] == 1)
-            else:
-                values = {v for v, n in self.inc[a].items()
-                          if n > (1 if mine is not None and _includes(mine.get(a), v) else 0)}
-                excl = [vs for link, vs in self.exc[a].items() if link != neighbor]
-                if excl:
-                    common = frozenset.intersection(*excl)
-                    c = ValueSet(common - values, True)
-                else:
-                    c = ValueSet(frozenset(values))
-            if not c.is_wildcard():
+            c = cache.get(a, _MISSING)
+            if c is _MISSING:
+                c = cache[a] = self._lub_without(a, neighbor)
+            if c is not None:
                 out[a] = c
         return [out]
+
+    def _lub_without(self, a: str, neighbor: Link) -> Constraint | None:
+        """The LUB of every link's constraint on `a` but `neighbor`'s; None for the wildcard."""
+        wild = self.wild[a]
+        if len(wild) > (1 if neighbor in wild else 0):
+            return None  # some other link admits every value of `a`
+        if a in self.lo:
+            lo = next(item for item in self.lo[a] if item[2] != neighbor)
+            hi = next(item for item in reversed(self.hi[a]) if item[2] != neighbor)
+            c: Constraint = Interval(lo[0], lo[1] == 0, hi[0], hi[1] == 1)
+        else:
+            mine = self.aggs.get(neighbor)
+            values = {v for v, n in self.inc[a].items()
+                      if n > (1 if mine is not None and _includes(mine.get(a), v) else 0)}
+            excl = [vs for link, vs in self.exc[a].items() if link != neighbor]
+            if excl:
+                c = ValueSet(frozenset.intersection(*excl) - values, True)
+            else:
+                c = ValueSet(frozenset(values))
+        return None if c.is_wildcard() else c
 
     def _some_links(self, neighbor: Link):
         # at most two links are needed to know whether one differs from `neighbor`

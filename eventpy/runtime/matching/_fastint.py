@@ -102,7 +102,6 @@ class _OrderedIndex:
 
     def set(self, slot: int, c: Interval | None) -> None:
         """Mark `slot` with interval `c` (None: the wildcard), replacing what it had."""
-        self._apply(slot, self.marks[slot], False)
         if c is None:
             c = Interval(-INF, True, INF, True)
         self.lo[slot] = c.lo
@@ -110,6 +109,10 @@ class _OrderedIndex:
         self.lo_closed[slot] = c.lo_closed
         self.hi_closed[slot] = c.hi_closed
         m = self._leaves_of(c.lo, c.lo_closed, c.hi, c.hi_closed)
+        old = self.marks[slot]
+        if m == old:
+            return  # a bound moved within its leaf: the bit vectors stay, only the bounds change
+        self._apply(slot, old, False)
         self.marks[slot] = m
         self._apply(slot, m, True)
 
