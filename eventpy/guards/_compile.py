@@ -194,16 +194,22 @@ class _Checker:
                                            "against a set literal")
                 eqs = [A.Compare("==", attr, item, **pos) for item in other.items]
                 if op == "in":
+                    self.limit(len(eqs))
                     return [[e] for e in eqs]
                 return self.conjoin([self.atom(e, True) for e in eqs])
         return [[n]]
 
-    def conjoin(self, parts: list[list[list[A.Node]]]) -> list[list[A.Node]]:
-        out = [sum(combo, []) for combo in product(*parts)]
-        if len(out) > MAX_CONJUNCTIONS:
+    def limit(self, size: int) -> None:
+        if size > MAX_CONJUNCTIONS:
             raise GuardError(f"the guard expands to more than {MAX_CONJUNCTIONS} conjunctions; "
                              "simplify it", self.source, 1, 1)
-        return out
+
+    def conjoin(self, parts: list[list[list[A.Node]]]) -> list[list[A.Node]]:
+        size = 1
+        for p in parts:  # refuse before enumerating: the product can be astronomically large
+            size *= len(p)
+            self.limit(size)
+        return [sum(combo, []) for combo in product(*parts)]
 
     def dnf(self, n: A.Node, negated: bool = False) -> list[list[A.Node]]:
         if isinstance(n, A.Not):
@@ -214,9 +220,7 @@ class _Checker:
             if conjunctive:
                 return self.conjoin(parts)
             out = [c for p in parts for c in p]
-            if len(out) > MAX_CONJUNCTIONS:
-                raise GuardError(f"the guard expands to more than {MAX_CONJUNCTIONS} conjunctions; "
-                                 "simplify it", self.source, 1, 1)
+            self.limit(len(out))
             return out
         return self.atom(n, negated)
 

@@ -59,7 +59,10 @@ class _ToAst(Transformer):
         return A.BinOp(str(op), left, right, **_pos(meta))
 
     def neg(self, meta, items):
-        return A.Neg(items[0], **_pos(meta))
+        operand = items[0]
+        if isinstance(operand, A.Const) and type(operand.value) in (int, float):
+            return A.Const(-operand.value, **_pos(meta))  # a negative literal is a constant
+        return A.Neg(operand, **_pos(meta))
 
     def number(self, meta, items):
         text = str(items[0]).replace("_", "")

@@ -96,7 +96,7 @@ def shape(n):
         ("math.hypot(x, y,) < 1", ("<", ("math.hypot", "x", "y"), 1)),
         ("min(x, self.limit) > 0", (">", ("min", "x", "self.limit"), 0)),
         ("self . x < 1", ("<", "self.x", 1)),
-        ("x in {1, 2.5, -3,}", ("in", "x", ("set", 1, 2.5, ("neg", 3)))),
+        ("x in {1, 2.5, -3,}", ("in", "x", ("set", 1, 2.5, -3))),
         ("x in{'a'}", ("in", "x", ("set", "a"))),
         ("f() == 1", ("==", ("f",), 1)),
         # a bare operand is a Truth predicate

@@ -87,6 +87,7 @@ class ClientCore:
 
     def subscribe(self, etype: EventType, plan: GuardPlan, env: Mapping[str, Any],
                   on_event: Callable[[Event], Any]) -> SubscriptionState:
+        _no_nan(env)
         # Subscriptions follow advertisements; the edge broker must know the schema.
         self.advertise(etype)
         state = SubscriptionState(next(self._sids), etype, plan, dict(env), on_event)
@@ -99,6 +100,7 @@ class ClientCore:
         """Change parameters (Fig. 5 lines 16-17). Returns the number of variables that changed."""
         if state.closed:
             raise RuntimeError("the subscription is closed")
+        _no_nan(params)
         state.env.update(params)
         changed = state.plan.recompute(state.env, state.values, list(params))
         if not changed:
@@ -193,6 +195,12 @@ class ClientCore:
 
     def flush_ack(self, token: tuple) -> None:
         self.outbox.append(FlushAck(token))
+
+
+def _no_nan(params: Mapping[str, Any]) -> None:
+    for k, v in params.items():
+        if type(v) is float and v != v:
+            raise ValueError(f"parameter {k!r} is NaN; no event attribute compares with NaN")
 
 
 def event_info(event: Event) -> tuple[str, int, float] | None:

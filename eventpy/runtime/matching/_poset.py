@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..model import Constraint, Filter, filter_covers
+from ..model import Constraint, Filter, ValueSet, filter_covers
 from ._base import Key, Matcher
 
 
@@ -53,6 +53,60 @@ def _disjoint(a: Filter, b: Filter) -> bool:
     return False
 
 
+class _Roots(dict):
+    """The roots (an insertion-ordered set), plus an index of them by the values admitted on one
+    enumerated attribute. A root that admits none of a filter's values there is disjoint from it,
+    so it can neither cover it nor be covered by it: insertion only tests the rest (as Siena's
+    forwarding tables index constraints by attribute), not every root."""
+
+    def __init__(self, attr: str | None) -> None:
+        super().__init__()
+        self.attr = attr
+        self.by_value: dict[object, dict[_Node, None]] = {}
+        self.open: dict[_Node, None] = {}  # roots not restricted to a value set on `attr`
+
+    def _values(self, n: _Node):
+        c = n.flt.get(self.attr) if self.attr is not None else None
+        if isinstance(c, ValueSet) and not c.exclude:
+            return c.values
+        return None
+
+    def add(self, n: _Node) -> None:
+        if n in self:
+            return
+        self[n] = None
+        values = self._values(n)
+        if values is None:
+            self.open[n] = None
+        else:
+            for v in values:
+                self.by_value.setdefault(v, {})[n] = None
+
+    def discard(self, n: _Node) -> None:
+        if n not in self:
+            return
+        del self[n]
+        values = self._values(n)
+        if values is None:
+            del self.open[n]
+        else:
+            for v in values:
+                bucket = self.by_value[v]
+                del bucket[n]
+                if not bucket:
+                    del self.by_value[v]
+
+    def overlapping(self, flt: Filter) -> Iterable[_Node]:
+        """Roots that may share an event with `flt` (a superset of them)."""
+        c = flt.get(self.attr) if self.attr is not None else None
+        if not isinstance(c, ValueSet) or c.exclude:
+            return list(self)
+        out: dict[_Node, None] = dict(self.open)
+        for v in c.values:
+            out.update(self.by_value.get(v, ()))
+        return list(out)
+
+
 class PosetMatcher(Matcher):
     name = "poset"
 
@@ -60,7 +114,8 @@ class PosetMatcher(Matcher):
         super().__init__(etype)
         self._node_of: dict[Key, _Node] = {}
         self._by_canon: dict[frozenset, _Node] = {}  # equal filters share one node
-        self._roots: dict[_Node, None] = {}
+        enums = [a for a, t in etype.schema.items() if t in (str, bool)]
+        self._roots = _Roots(enums[0] if enums else None)
 
     # ---- graph surgery -------------------------------------------------------------------
 
@@ -76,7 +131,8 @@ class PosetMatcher(Matcher):
         cov: dict[_Node, None] = {}
         tested: set[_Node] = set()
         stack = []
-        for r in self._roots:
+        candidates = self._roots.overlapping(f)
+        for r in candidates:
             tested.add(r)
             if filter_covers(r.flt, f):
                 stack.append(r)
@@ -93,7 +149,8 @@ class PosetMatcher(Matcher):
         # parents (or anywhere, if x is a root). Strictness (x covers n, n does not cover x)
         # keeps the graph acyclic when two structurally different filters are equivalent
         # ({} and {a: EVERYTHING}); `n not in cov` already implies it when `cov` is complete.
-        start = {c: None for p in parents for c in p.children} if parents else dict(self._roots)
+        start = ({c: None for p in parents for c in p.children} if parents
+                 else dict.fromkeys(candidates))
         found: dict[_Node, None] = {}
         seen = set(start)
         stack = list(start)
@@ -114,7 +171,7 @@ class PosetMatcher(Matcher):
             p.children[x] = None
             x.parents[p] = None
         if not parents:
-            self._roots[x] = None
+            self._roots.add(x)
         for c in children:
             # edges from x's ancestors straight to c are now implied by ancestor -> x -> c
             for q in [q for q in c.parents if q in cov]:
@@ -122,7 +179,7 @@ class PosetMatcher(Matcher):
                 del c.parents[q]
             c.parents[x] = None
             x.children[c] = None
-            self._roots.pop(c, None)
+            self._roots.discard(c)
 
     def _detach(self, x: _Node) -> None:
         """Siena delete: unlink x, handing its children to its parents so none gets lost."""
@@ -134,7 +191,7 @@ class PosetMatcher(Matcher):
             del p.children[x]
         for c in children:
             del c.parents[x]
-        self._roots.pop(x, None)
+        self._roots.discard(x)
         x.parents.clear()
         x.children.clear()
         for c in children:
@@ -144,7 +201,7 @@ class PosetMatcher(Matcher):
                     p.children[c] = None
                     c.parents[p] = None
                 if not parents:
-                    self._roots[c] = None
+                    self._roots.add(c)
                 continue
             # c is still reachable; re-add p -> c only where no remaining parent of c lies
             # (by covering) under p, to keep the graph roughly transitively reduced
@@ -205,7 +262,12 @@ class PosetMatcher(Matcher):
             and all(filter_covers(flt, c.flt) for c in node.children)
         ):
             # the cheap path: the node's place in the order still holds, O(degree) tests
+            root = node in self._roots
+            if root:
+                self._roots.discard(node)  # re-indexed under its new values
             node.set_filter(flt, self.etype.index)
+            if root:
+                self._roots.add(node)
             return
         self._detach(node)
         node.set_filter(flt, self.etype.index)

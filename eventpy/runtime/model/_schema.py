@@ -7,6 +7,8 @@ from typing import Any, Iterator, Mapping
 #: The attribute types of DESIGN §1.1: ordered (numeric) and enumerated (str, bool).
 ATTRIBUTE_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
 NUMERIC = (int, float)
+#: Members of `Event` an attribute of the same name would hide.
+RESERVED = frozenset({"type", "values", "get", "keys", "items"})
 
 
 def type_name(t: type) -> str:
@@ -36,8 +38,10 @@ class EventType:
         if not schema:
             raise TypeError(f"event type {name!r} needs at least one attribute")
         for attr, t in schema.items():
-            if attr.startswith("_"):
-                raise TypeError(f"attribute {attr!r} of {name!r}: names starting with '_' are reserved")
+            if attr.startswith("_") or attr in RESERVED:
+                raise TypeError(f"attribute {attr!r} of {name!r}: names starting with '_' and "
+                                f"{', '.join(sorted(RESERVED))} are reserved (an event reads them as "
+                                "its own members); rename it")
             if t not in ATTRIBUTE_TYPES.values():
                 raise TypeError(
                     f"attribute {attr!r} of {name!r} has type {t!r}; "
@@ -108,6 +112,9 @@ class Event(Mapping[str, Any]):
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("events are immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("events are immutable")
+
     def __getitem__(self, name: str) -> Any:
         return self.values[self.type.index[name]]
 
@@ -120,7 +127,9 @@ class Event(Mapping[str, Any]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Event):
             return self.type.name == other.type.name and self.values == other.values
-        return Mapping.__eq__(self, other)
+        if isinstance(other, Mapping):
+            return dict(self) == dict(other)
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash((self.type.name, self.values))

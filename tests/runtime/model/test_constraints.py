@@ -530,8 +530,6 @@ def test_event_is_immutable():
     assert ev.price == 99.0
 
 
-@pytest.mark.xfail(strict=True, reason="Event overrides __setattr__ but not __delattr__: "
-                   "`del ev.values` succeeds and breaks the event")
 def test_event_slots_cannot_be_deleted():
     ev = Q(firm="IBM", price=99, vol=10, hot=True)
     with pytest.raises(AttributeError):
@@ -539,9 +537,6 @@ def test_event_slots_cannot_be_deleted():
     assert ev.price == 99.0
 
 
-@pytest.mark.xfail(strict=True, reason="an attribute named like an Event slot or Mapping method "
-                   "(type, values, get, keys) is accepted by EventType but ev.NAME returns the "
-                   "slot/method instead of the attribute")
 def test_attribute_names_that_clash_with_event_members():
     try:
         t = EventType("Order", type=str, values=int)
@@ -564,9 +559,6 @@ def test_event_equality_and_hash():
     assert a in [c, b] and a not in [c]
 
 
-@pytest.mark.xfail(strict=True, reason="Event.__eq__ calls typing.Mapping.__eq__(self, other), a "
-                   "bound method of the typing alias: comparing an event with anything that is "
-                   "not an Event raises TypeError('expected 1 argument, got 2')")
 def test_event_compares_with_non_events():
     a = Q(firm="IBM", price=99, vol=10, hot=True)
     assert (a == None) is False  # noqa: E711
