@@ -145,6 +145,7 @@ def main() -> int:
     p.add_argument("--matchers", default=",".join(MATCHER_ORDER),
                    help=f"comma-separated subset of {','.join(MATCHER_ORDER)}")
     args = p.parse_args()
+    args.source = C.source_state()  # what was imported, before anyone edits it
     matchers = [m for m in MATCHER_ORDER if m in args.matchers.split(",")]
     sizes = (1000,) if args.quick else (1000, 10000)
     budget = 0.25 if args.quick else 0.6  # seconds per repeat
@@ -313,7 +314,7 @@ def render(rows: list[dict], ratios: list[dict], checks: list[dict], args) -> No
          ("upstream msgs/update", "right"), ("setup s", "right"), ("updates x reps", "right"),
          ("spread", "right"), ("note", "left")],
         table,
-        caption=(f"{C.machine()}; {C.source_state()}; seed {args.seed}; "
+        caption=(f"{C.machine()}; {args.source}; seed {args.seed}; "
                  f"clients' {feed} messages fed at setup."
                  " spread = half the max-min range of the repeats, relative to the median."))
     C.print_table(
