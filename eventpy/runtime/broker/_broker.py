@@ -53,6 +53,7 @@ class _TypeState:
     adv_sent: set = field(default_factory=set)  # broker links we forwarded the ADV to
     subs: dict = field(default_factory=dict)  # (link, sid) -> SubState
     sent: dict = field(default_factory=dict)  # upstream broker link -> _Sent
+    seen: dict = field(default_factory=dict)  # upstream broker link -> summary version last read
 
 
 class Broker:
@@ -92,6 +93,7 @@ class Broker:
                 self._remove_sub(ts, ts.subs.pop(key))
             ts.summary.drop_link(link)
             ts.sent.pop(link, None)
+            ts.seen.pop(link, None)
             ts.adv_sent.discard(link)
             if link in ts.pubs:
                 ts.pubs.discard(link)
@@ -260,6 +262,10 @@ class Broker:
         for link in ts.pubs:
             if self.links.get(link) != "broker":
                 continue
+            version = ts.summary.version
+            if ts.seen.get(link) == version:
+                continue  # nothing that could change this neighbor's summary happened
+            ts.seen[link] = version
             new = ts.summary.summary_for(link)
             if len(new) > 1:
                 new.sort(key=_order)

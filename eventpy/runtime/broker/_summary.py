@@ -44,6 +44,7 @@ class AttributeSummary:
         self.lo: dict[str, SortedList] = {}
         self.hi: dict[str, SortedList] = {}
         self._cache: dict[Link, dict[str, Constraint | None]] = {}  # neighbor -> attr -> LUB
+        self.version = 0  # bumped whenever a summary may have changed
         self.inc: dict[str, Counter] = {}
         self.exc: dict[str, dict[Link, frozenset]] = {}
         for a, t in etype.schema.items():
@@ -88,13 +89,25 @@ class AttributeSummary:
             if type(c_old) is Interval and type(c_new) is Interval and not (
                     c_old.is_wildcard() or c_new.is_wildcard()):
                 self._move_bounds(link, a, c_old, c_new)
-            else:
-                if c_old is not None:
-                    self._contribute(link, a, c_old, -1)
-                if c_new is not None:
-                    self._contribute(link, a, c_new, +1)
+                lo = min(c_old.lo, c_new.lo)
+                hi = max(c_old.hi, c_new.hi)
+                for neighbor, cache in self._cache.items():
+                    cached = cache.get(a, _MISSING)
+                    # a bound strictly inside a cached LUB cannot move it (nor can the neighbor's
+                    # own entries, which its LUB leaves out)
+                    if cached is _MISSING or cached is None or neighbor == link or (
+                            lo > cached.lo and hi < cached.hi):
+                        continue
+                    del cache[a]
+                    self.version += 1
+                continue
+            if c_old is not None:
+                self._contribute(link, a, c_old, -1)
+            if c_new is not None:
+                self._contribute(link, a, c_new, +1)
             for stale in self._cache.values():
                 stale.pop(a, None)
+            self.version += 1
 
     def _move_bounds(self, link: Link, a: str, old: Interval, new: Interval) -> None:
         """An interval that changed: touch only the sorted list of the bound that moved."""
@@ -179,17 +192,21 @@ def _includes(c: Constraint | None, v: Any) -> bool:
 
 class PosetSummary:
     name = "poset"
+    version = property(lambda self: self._version)
 
     def __init__(self, etype: EventType) -> None:
         self.poset = PosetMatcher(etype)
+        self._version = 0
 
     def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
+        self._version += 1
         if key in self.poset:
             self.poset.remove(key)
         if flt is not None:
             self.poset.add(key, flt)
 
     def drop_link(self, link: Link) -> None:
+        self._version += 1
         for key in [k for k in self.poset.keys() if k[0] == link]:
             self.poset.remove(key)
 

@@ -64,3 +64,18 @@ def test_poset_summary_covers_every_other_entry(ops):
         for (link, _), flt in entries.items():
             if link != neighbor and not any(c.is_empty() for c in flt.values()):
                 assert any(filter_covers(s, flt) for s in got), (flt, got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops)
+def test_version_changes_whenever_a_summary_changes(ops):
+    # the broker skips a neighbor whose summary version did not move: that must be safe
+    summary = AttributeSummary(T)
+    last = {n: (summary.version, summary.summary_for(n)) for n in ("up1", "up2")}
+    for link, k, flt in ops:
+        summary.set_entry(link, (link, k), flt)
+        for n in ("up1", "up2"):
+            now = summary.summary_for(n)
+            if summary.version == last[n][0]:
+                assert now == last[n][1]
+            last[n] = (summary.version, now)
