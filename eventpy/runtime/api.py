@@ -124,6 +124,15 @@ class Node:
         state.handle = sub
         return sub
 
+    def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
+                        on_event: Callable[[Event], Any] | None, group: Any = None) -> Subscription:
+        """Subscribe with a compiled guard (used by code generated from .epy)."""
+        env = {k: _freeze(v) for k, v in env.items()}
+        state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group))
+        sub = Subscription(self, state)
+        state.handle = sub
+        return sub
+
     def publish(self, etype: EventType, /, **attrs: Any) -> None:
         """Publish an event; returns at once (000 §4.2)."""
         if not isinstance(etype, EventType):

@@ -36,7 +36,7 @@ class LocalNode:
         self.link = name or f"node-{next(_names)}"
         self.lock = threading.RLock()
         self.core = ClientCore(self.link, mode=overlay.mode)
-        self.queues: dict[int, SerialQueue] = {}  # id(SubscriptionState) -> its serial queue
+        self.queues: dict[int, SerialQueue] = {}  # id(delivery group) -> its serial queue
         self.acks: dict[tuple, threading.Event] = {}
         self.closed = False
         self._flagged = False  # queued in the overlay's ready list
@@ -94,14 +94,15 @@ class LocalNode:
         self.overlay.wake(self)
 
     def _queue(self, state: SubscriptionState) -> SerialQueue:
-        q = self.queues.get(id(state))
+        q = self.queues.get(id(state.group))
         if q is None:
-            q = self.queues[id(state)] = self.overlay.pool.serial()
+            q = self.queues[id(state.group)] = self.overlay.pool.serial()
         return q
 
     def forget(self, state: SubscriptionState) -> None:
         with self.lock:
-            self.queues.pop(id(state), None)
+            if state.group is state:
+                self.queues.pop(id(state), None)
 
     def _deliver(self, state: SubscriptionState, ev: Any) -> None:
         with self.lock:

@@ -29,7 +29,7 @@ class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
     __slots__ = ("sid", "etype", "plan", "env", "values", "seqs", "on_event", "closed",
-                 "aliases", "handle")
+                 "aliases", "handle", "group")
 
     def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
         self.sid = sid
@@ -42,6 +42,7 @@ class SubscriptionState:
         self.closed = False
         self.aliases: deque[int] = deque(maxlen=_RESUB_ALIASES)
         self.handle: Any = None  # the public Subscription object, set by the API layer
+        self.group: Any = self  # subscriptions of one group are delivered one at a time
 
     def holds(self, values: tuple) -> bool:
         return self.plan.holds(values, self.values)
@@ -86,11 +87,13 @@ class ClientCore:
         return msg
 
     def subscribe(self, etype: EventType, plan: GuardPlan, env: Mapping[str, Any],
-                  on_event: Callable[[Event], Any]) -> SubscriptionState:
+                  on_event: Callable[[Event], Any], group: Any = None) -> SubscriptionState:
         _no_nan(env)
         # Subscriptions follow advertisements; the edge broker must know the schema.
         self.advertise(etype)
         state = SubscriptionState(next(self._sids), etype, plan, dict(env), on_event)
+        if group is not None:
+            state.group = group
         self.subs[state.sid] = state
         self._by_sid[state.sid] = state
         self.outbox.append(Sub(etype.name, state.sid, plan.spec, list(state.values)))

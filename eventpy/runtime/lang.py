@@ -1,0 +1,445 @@
+"""What code generated from `.epy` calls (DESIGN §1; paper 000 §4.2, §7.1, Fig. 13, Fig. 33).
+
+Generated code imports this module as `__eventpy__`:
+
+    class StockMonitor(__eventpy__.EventObject):
+        def quote(self, firm: str, price: float) -> __eventpy__.when("firm == 'IBM' and price < self.limit", 9, 52):
+            with __eventpy__.assigning(self, "limit"): self.limit = price
+
+* `EventObject.__init_subclass__` turns every method whose return annotation is a `when(...)`
+  marker into an event method: the event type `module.Class.method` with the annotated parameters
+  as schema, the guard compiled to a subscription whose parameters are the fields it reads.
+  Calling `Class.method(...)` publishes. Instances subscribe when the constructor returns and run
+  their event methods one at a time, in arrival order.
+* Every guard field becomes a data descriptor: any store — inside the class or from outside
+  (`m.limit = 5`, `setattr`) — takes the field's FIFO lock, stores, and sends the update (the
+  client recomputes the generated variables that depend on the field and sends only those that
+  changed, Fig. 14). `assigning(...)` is the lock of Fig. 13 made visible around a whole statement,
+  so that `self.count += 1` is atomic and one UPD leaves per statement.
+* `local` fields (§9.2, Fig. 33): stores touch the local copy; the guard sees the copy `release`
+  publishes; `last` reads it.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import threading
+from collections import deque
+from typing import Any, Callable, Iterable
+
+from ..guards import GuardError, compile_guard
+from .model import EventType
+
+_node_lock = threading.Lock()
+_default_node: Any = None
+
+
+def node() -> Any:
+    """The process's node for compiled programs (`eventpy.connect()` on first use)."""
+    global _default_node
+    with _node_lock:
+        if _default_node is None or _default_node._local.closed:
+            from .api import connect
+
+            _default_node = connect()
+        return _default_node
+
+
+# -- the guard marker ---------------------------------------------------------------------------
+class When:
+    __slots__ = ("source", "line", "column")
+
+    def __init__(self, source: str, line: int = 0, column: int = 0) -> None:
+        self.source, self.line, self.column = source, line, column
+
+    def __repr__(self) -> str:
+        return f"when({self.source!r})"
+
+
+def when(source: str = "True", line: int = 0, column: int = 0) -> When:
+    return When(source, line, column)
+
+
+# -- FIFO locks (Fig. 13) ------------------------------------------------------------------------
+class FifoLock:
+    """A fair, reentrant lock: threads acquire it in the order they asked for it."""
+
+    __slots__ = ("_cv", "_queue", "_owner", "_depth")
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._queue: deque[int] = deque()
+        self._owner: int | None = None
+        self._depth = 0
+
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        with self._cv:
+            if self._owner == me:
+                self._depth += 1
+                return
+            self._queue.append(me)
+            while self._owner is not None or self._queue[0] != me:
+                self._cv.wait()
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+
+    def release(self) -> None:
+        with self._cv:
+            if self._owner != threading.get_ident():
+                raise RuntimeError("release of a FIFO lock not held by this thread")
+            self._depth -= 1
+            if not self._depth:
+                self._owner = None
+                self._cv.notify_all()
+
+    def held(self) -> bool:
+        return self._owner == threading.get_ident()
+
+    def __enter__(self) -> "FifoLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+# -- per-instance state ----------------------------------------------------------------------------
+class _Instance:
+    """Runtime state of one live object: locks, released copies, subscriptions, pending UPDs."""
+
+    __slots__ = ("locks", "released", "subs", "pending", "closed", "__weakref__")
+
+    def __init__(self) -> None:
+        self.locks: dict[str, FifoLock] = {}
+        self.released: dict[str, Any] = {}
+        self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
+        self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
+        self.closed = False
+
+    def lock(self, field: str) -> FifoLock:
+        lk = self.locks.get(field)
+        if lk is None:
+            lk = self.locks.setdefault(field, FifoLock())
+        return lk
+
+
+def _state(obj: Any) -> _Instance:
+    st = obj.__dict__.get("__eventpy_state__")
+    if st is None:
+        st = obj.__dict__.setdefault("__eventpy_state__", _Instance())
+    return st
+
+
+def _publish_field(obj: Any, field: str, value: Any) -> None:
+    """Send the new guard-visible value of a field to every subscription that reads it."""
+    st = _state(obj)
+    for sub, fields in st.subs:
+        if field in fields and not sub.closed:
+            sub.update(**{field: _frozen(value)})
+
+
+def _frozen(value: Any) -> Any:
+    return frozenset(value) if isinstance(value, (set, frozenset, ObservedSet)) else value
+
+
+class GuardField:
+    """A field read by a guard: every store reaches the runtime (inside the class or not)."""
+
+    def __init__(self, name: str, local: bool = False) -> None:
+        self.name = name
+        self.local = local
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
+            value = ObservedSet(value, obj, self.name)
+        st = _state(obj)
+        lock = st.lock(self.name)
+        with lock:
+            obj.__dict__[self.name] = value
+            if self.local:
+                return  # the guard sees the released copy (Fig. 33)
+            if lock._depth > 1:  # inside `assigning`: sent once, when the statement is done
+                st.pending[self.name] = value
+            else:
+                _publish_field(obj, self.name, value)
+
+    def __delete__(self, obj: Any) -> None:
+        raise AttributeError(f"field {self.name!r} is read by a guard and cannot be deleted")
+
+
+class ObservedSet(set):
+    """A set-valued guard field: mutations reach the runtime like assignments (001 Alg. 2 l. 31-35)."""
+
+    __slots__ = ("_owner", "_field")
+
+    def __init__(self, items: Iterable[Any] = (), owner: Any = None, field: str = "") -> None:
+        super().__init__(items)
+        self._owner, self._field = owner, field
+
+    def _changed(self) -> None:
+        if self._owner is not None:
+            st = _state(self._owner)
+            if self._field in getattr(type(self._owner), "__eventpy_locals__", ()):
+                return  # a local set: the guard sees it once released
+            with st.lock(self._field):
+                _publish_field(self._owner, self._field, self)
+
+
+def _mutator(name: str) -> Callable:
+    base = getattr(set, name)
+
+    def method(self: ObservedSet, *args: Any) -> Any:
+        result = base(self, *args)
+        self._changed()
+        return self if name.startswith("__i") else result
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update",
+              "intersection_update", "symmetric_difference_update", "__ior__", "__iand__",
+              "__isub__", "__ixor__"):
+    setattr(ObservedSet, _name, _mutator(_name))
+
+
+class assigning:
+    """`with assigning(self, "a", "b"): self.a, self.b = ...` — Fig. 13 around one statement:
+    the fields' FIFO locks (in name order), the store, then one update per field, then release."""
+
+    __slots__ = ("obj", "fields", "locks")
+
+    def __init__(self, obj: Any, *fields: str) -> None:
+        self.obj = obj
+        self.fields = sorted(set(fields))
+        self.locks: list[FifoLock] = []
+
+    def __enter__(self) -> None:
+        st = _state(self.obj)
+        for f in self.fields:
+            lk = st.lock(f)
+            lk.acquire()
+            self.locks.append(lk)
+
+    def __exit__(self, *exc: Any) -> None:
+        st = _state(self.obj)
+        try:
+            locals_ = getattr(type(self.obj), "__eventpy_locals__", ())
+            for f in self.fields:
+                if f in st.pending and st.locks[f]._depth == 1:
+                    value = st.pending.pop(f)
+                    if f not in locals_:
+                        _publish_field(self.obj, f, value)
+        finally:
+            for lk in reversed(self.locks):
+                lk.release()
+
+
+def release(obj: Any, field: str) -> None:
+    """`release self.f`: the local copy becomes the one the guard sees (an instrumented store)."""
+    st = _state(obj)
+    with st.lock(field):
+        value = obj.__dict__[field]
+        st.released[field] = value
+        _publish_field(obj, field, value)
+
+
+def last(obj: Any, field: str) -> Any:
+    """`last self.f`: the value last released."""
+    st = _state(obj)
+    try:
+        return st.released[field]
+    except KeyError:
+        raise AttributeError(f"self.{field} was never released") from None
+
+
+# -- event methods ------------------------------------------------------------------------------
+class EventMethod:
+    """`Class.method(...)` publishes; the function body runs on delivery."""
+
+    def __init__(self, func: Callable, etype: EventType, guard: When, plan: Any, owner: type) -> None:
+        self.func = func
+        self.etype = etype
+        self.guard = guard
+        self.plan = plan
+        self.owner = owner
+        self.fields = frozenset(plan.param_names)
+        params = list(inspect.signature(func).parameters.values())[1:]
+        self.signature = inspect.Signature([p.replace(annotation=inspect.Parameter.empty) for p in params])
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., None]:
+        return self.publish
+
+    def publish(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.etype.name}: {e}") from None
+        bound.apply_defaults()
+        node().publish(self.etype, **bound.arguments)
+
+    def deliver(self, obj: Any) -> Callable[[Any], None]:
+        func = self.func
+
+        def on_event(ev: Any) -> None:
+            func(obj, *ev.values)
+
+        return on_event
+
+
+class EventObject:
+    """Base of every class with event methods (added by the compiler on the class line)."""
+
+    __eventpy_events__: dict[str, EventMethod] = {}
+    __eventpy_fields__: frozenset[str] = frozenset()
+    __eventpy_locals__: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, locals: Iterable[str] = (), **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        events = dict(getattr(cls, "__eventpy_events__", {}))
+        local_fields = set(getattr(cls, "__eventpy_locals__", ())) | set(locals)
+        annotations = {}
+        for klass in reversed(cls.__mro__):
+            annotations.update(getattr(klass, "__annotations__", {}) or {})
+        for name, value in list(vars(cls).items()):
+            marker = _marker(value)
+            if marker is not None:
+                events[name] = _event_method(cls, value, marker, annotations)
+                setattr(cls, name, events[name])
+        fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
+        for f in fields | local_fields:
+            if not isinstance(cls.__dict__.get(f), GuardField):
+                default = cls.__dict__.get(f, _NOTHING)
+                setattr(cls, f, GuardField(f, local=f in local_fields))
+                if default is not _NOTHING:
+                    cls.__eventpy_defaults__ = {**getattr(cls, "__eventpy_defaults__", {}), f: default}
+        cls.__eventpy_events__ = events
+        cls.__eventpy_fields__ = fields
+        cls.__eventpy_locals__ = frozenset(local_fields)
+        init = cls.__dict__.get("__init__")
+        if init is None:  # inherited: wrap the original, so that this class subscribes too
+            init = getattr(cls.__init__, "__wrapped__", cls.__init__)
+        if not getattr(init, "__eventpy_wrapped__", False):
+            cls.__init__ = _subscribing_init(init)  # type: ignore[misc]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = super().__new__(cls)
+        for f, v in getattr(cls, "__eventpy_defaults__", {}).items():
+            obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
+            if f in cls.__eventpy_locals__:
+                _state(obj).released[f] = v
+        return obj
+
+    def close(self) -> None:
+        """Unsubscribe every event method of this object."""
+        st = _state(self)
+        st.closed = True
+        for sub, _ in st.subs:
+            sub.close()
+        st.subs.clear()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+_NOTHING = object()
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _marker(value: Any) -> When | None:
+    """The `when(...)` return annotation of a method, also under `from __future__ import
+    annotations` (where annotations are strings)."""
+    if not inspect.isfunction(value):
+        return None
+    marker = value.__annotations__.get("return")
+    if isinstance(marker, When):
+        return marker
+    if isinstance(marker, str) and marker.startswith("__eventpy__.when("):
+        call = ast.parse(marker, mode="eval").body
+        if isinstance(call, ast.Call) and all(isinstance(a, ast.Constant) for a in call.args):
+            return When(*[a.value for a in call.args])
+    return None
+
+
+def _event_method(cls: type, func: Callable, marker: When, annotations: dict) -> EventMethod:
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())
+    if not params or params[0].name != "self":
+        raise TypeError(f"event method {cls.__qualname__}.{func.__name__} needs `self` first")
+    schema = {}
+    for p in params[1:]:
+        t = func.__annotations__.get(p.name)
+        t = _TYPES.get(t, t) if isinstance(t, str) else t
+        if t not in (int, float, str, bool):
+            raise TypeError(f"event method {cls.__qualname__}.{func.__name__}: parameter {p.name!r} "
+                            "needs an int, float, str or bool annotation")
+        schema[p.name] = t
+    etype = EventType(f"{cls.__module__}.{cls.__qualname__}.{func.__name__}", **schema)
+    field_types = {k: _TYPES.get(v, v) if isinstance(v, str) else v for k, v in annotations.items()}
+    field_types = {k: v for k, v in field_types.items() if isinstance(v, type)}
+    try:
+        plan = compile_guard(marker.source, etype, _FieldTypes(field_types), mode="epy")
+    except GuardError as e:
+        raise GuardError(e.message, e.source, e.line + max(0, marker.line - 1),
+                         e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)) from None
+    return EventMethod(func, etype, marker, plan, cls)
+
+
+class _FieldTypes(dict):
+    """Field types for guard checking: a field without an annotation has an unknown type."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return dict.get(self, key, default)
+
+
+def _subscribing_init(init: Callable) -> Callable:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if type(self).__init__ is __init__:  # the most derived constructor subscribes, once
+            _subscribe(self)
+
+    __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
+    __init__.__wrapped__ = init  # type: ignore[attr-defined]
+    __init__.__doc__ = init.__doc__
+    return __init__
+
+
+def _subscribe(obj: Any) -> None:
+    cls = type(obj)
+    st = _state(obj)
+    n = node()
+    group = object()  # one serial queue per object: its event methods run one at a time
+    for name, method in cls.__eventpy_events__.items():
+        env = {}
+        for f in method.fields:
+            if f in cls.__eventpy_locals__:
+                if f not in st.released:
+                    raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads local self.{f}, "
+                                         "which has no released value; give it a default")
+                env[f] = _frozen(st.released[f])
+            else:
+                try:
+                    env[f] = _frozen(obj.__dict__[f])
+                except KeyError:
+                    raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads self.{f}, which "
+                                         "is not set when the constructor returns") from None
+        sub = n._subscribe_plan(method.etype, method.plan, env, method.deliver(obj), group)
+        st.subs.append((sub, method.fields))
