@@ -93,10 +93,15 @@ class AttributeSummary:
                 hi = max(c_old.hi, c_new.hi)
                 for neighbor, cache in self._cache.items():
                     cached = cache.get(a, _MISSING)
-                    # a bound strictly inside a cached LUB cannot move it (nor can the neighbor's
-                    # own entries, which its LUB leaves out)
-                    if cached is _MISSING or cached is None or neighbor == link or (
-                            lo > cached.lo and hi < cached.hi):
+                    # a bound strictly inside a cached LUB cannot move it, nor can the neighbor's
+                    # own entries (its LUB leaves them out), nor anything while another link is
+                    # a wildcard on `a`
+                    if cached is _MISSING or neighbor == link:
+                        continue
+                    if cached is None:
+                        if len(self.wild[a]) > (1 if neighbor in self.wild[a] else 0):
+                            continue
+                    elif lo > cached.lo and hi < cached.hi:
                         continue
                     del cache[a]
                     self.version += 1

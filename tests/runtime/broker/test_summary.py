@@ -29,7 +29,7 @@ def reference(entries: dict, neighbor: str) -> dict | None:
     return {a: c for a, c in acc.items() if not c.is_wildcard()}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(ops)
 def test_attribute_summary_is_the_lub_of_the_other_links(ops):
     summary = AttributeSummary(T)
