@@ -7,6 +7,10 @@ from .runtime.model import Event, EventType
 
 __version__ = "0.1.0"
 
+from .compiler import importhook as _importhook  # noqa: E402  (`import stock` finds stock.epy)
+
+_importhook.install()
+
 __all__ = [
     "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "drain", "event_info",
     "shutdown", "stats",

@@ -56,6 +56,26 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    from eventpy.compiler import CompileError, CompileErrors
+    from eventpy.compiler.importhook import run_path
+
+    sys.argv = [args.file, *args.args]
+    try:
+        run_path(args.file)
+    except (CompileError, CompileErrors) as e:
+        print(e.render(), file=sys.stderr)
+        return 1
+    finally:
+        import eventpy
+
+        try:
+            eventpy.drain(timeout=10.0)
+        except TimeoutError:
+            pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="eventpy", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--rate", type=float, default=50.0, help="updates per second per subscriber")
     demo.add_argument("--span", type=float, default=0.4, help="seconds of virtual time")
     demo.set_defaults(func=_demo)
+    run = sub.add_parser("run", help="compile an .epy program in memory and run it")
+    run.add_argument("file")
+    run.add_argument("args", nargs=argparse.REMAINDER)
+    run.set_defaults(func=_run)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -1,0 +1,20 @@
+"""`eventpyc`: .epy source -> plain Python (lower the constructs, check guards, rewrite classes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._diagnostics import CompileError, CompileErrors
+from ._lower import lower
+from ._rewrite import rewrite
+
+
+def compile_source(source: str, path: str = "<epy>", module_name: str | None = None) -> str:
+    """The Python text of an .epy source; raises CompileError(s) for the user's mistakes."""
+    if module_name is None:
+        module_name = Path(path).stem if path and not path.startswith("<") else "__main__"
+    lowered = lower(source, path)
+    return rewrite(lowered, module_name, path, source)
+
+
+__all__ = ["CompileError", "CompileErrors", "compile_source"]

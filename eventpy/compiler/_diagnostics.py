@@ -1,0 +1,40 @@
+"""Compile errors: `path:line:col: error: message`, the source line and a caret. User mistakes
+are `CompileError`s; anything else escaping the compiler is reported as an internal error."""
+
+from __future__ import annotations
+
+
+class CompileError(Exception):
+    def __init__(self, message: str, line: int = 0, column: int = 0, path: str = "<epy>",
+                 source: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.path = path
+        self.source = source
+
+    def render(self) -> str:
+        head = f"{self.path}:{self.line}:{self.column}: error: {self.message}"
+        lines = self.source.splitlines()
+        if not (0 < self.line <= len(lines)):
+            return head
+        text = lines[self.line - 1].expandtabs(1)
+        return f"{head}\n    {text}\n    {' ' * max(0, self.column - 1)}^"
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class CompileErrors(Exception):
+    """Several errors found in one file (all are reported, in source order)."""
+
+    def __init__(self, errors: list[CompileError]) -> None:
+        super().__init__(f"{len(errors)} error(s)")
+        self.errors = sorted(errors, key=lambda e: (e.line, e.column))
+
+    def render(self) -> str:
+        return "\n".join(e.render() for e in self.errors)
+
+    def __str__(self) -> str:
+        return self.render()

@@ -1,0 +1,203 @@
+"""Find the .epy constructs with Python's tokenizer and lower them in place to plain Python.
+
+Every line keeps its number; a file without constructs comes out as exactly its own text.
+
+    event def m(self, a: T) when GUARD:   ->  def m(self, a: T) -> __eventpy__.when('GUARD', L, C):
+    local f: T = v                         ->  f: T = v                (f recorded as a local field)
+    release self.f                         ->  __eventpy__.release(self, "f")
+    last self.f                            ->  __eventpy__.last(self, "f")
+
+The five words are constructs only where Python itself could not read them (`event def`,
+`release self`, `last self`, `local NAME :` at the start of a statement, `when` in an event def
+header); everywhere else they stay ordinary names. Strings, comments and f-strings are tokens, so
+nothing inside them is touched.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from lark import Lark
+from lark.exceptions import UnexpectedInput
+
+from ..guards._parse import grammar_text
+from ._diagnostics import CompileError
+
+NAME, OP = tokenize.NAME, tokenize.OP
+_SKIP = {tokenize.NL, tokenize.COMMENT}
+_STMT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, None}
+
+
+@dataclass
+class EventDef:
+    line: int  # of `event`
+    column: int
+    name: str
+    guard: str | None
+    guard_line: int = 0
+    guard_column: int = 0
+
+
+@dataclass
+class Lowered:
+    text: str
+    events: list[EventDef] = field(default_factory=list)
+    locals: dict[int, str] = field(default_factory=dict)  # line -> local field declared there
+    releases: list[tuple[int, int, str]] = field(default_factory=list)  # line, col, field
+    lasts: list[tuple[int, int, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.events or self.locals or self.releases or self.lasts)
+
+
+@lru_cache(maxsize=8)
+def _parser(start: str) -> Lark:
+    return Lark(grammar_text(), start=start, parser="lalr")
+
+
+def _check(start: str, text: str, line: int, column: int, path: str, source: str) -> None:
+    """Parse the extension part of a construct with its grammar rule."""
+    try:
+        _parser(start).parse(text)
+    except UnexpectedInput as e:
+        raise CompileError(f"malformed {start.replace('_', ' ')}: {text.strip()!r}", line,
+                           column + max(0, getattr(e, "column", 1) - 1), path, source) from None
+
+
+def lower(source: str, path: str = "<epy>") -> Lowered:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return Lowered(source)  # Python reports the error, positioned as Python positions it
+    edits: list[tuple[tuple[int, int], tuple[int, int], str]] = []  # (start, end, replacement)
+    out = Lowered(source)
+    sig = [t for t in tokens if t.type not in _SKIP]
+    prev_type = None
+    prev_str = ""
+    i = 0
+    while i < len(sig):
+        t = sig[i]
+        at_start = prev_type in _STMT_START or (prev_type == OP and prev_str == ";")
+        nxt = sig[i + 1] if i + 1 < len(sig) else None
+        nxt2 = sig[i + 2] if i + 2 < len(sig) else None
+        if t.type == NAME and nxt is not None and nxt.type == NAME:
+            if at_start and t.string == "event" and nxt.string == "def":
+                i = _event_def(sig, i, source, path, edits, out)
+                prev_type, prev_str = OP, ":"
+                continue
+            if at_start and t.string == "local" and nxt2 is not None and nxt2.string == ":":
+                _check("local_head", f"local {nxt.string}:", *t.start, path, source)
+                edits.append((t.start, nxt.start, ""))
+                out.locals[t.start[0]] = nxt.string
+            elif t.string in ("release", "last") and nxt.string == "self" and (
+                    t.string == "last" or at_start):
+                j = i + 2
+                if not (j + 1 < len(sig) and sig[j].string == "." and sig[j + 1].type == NAME):
+                    raise CompileError(f"`{t.string}` must be followed by self.FIELD", *t.start, path, source)
+                fname = sig[j + 1].string
+                _check(f"{t.string}_{'stmt' if t.string == 'release' else 'expr'}",
+                       f"{t.string} self.{fname}", *t.start, path, source)
+                edits.append((t.start, sig[j + 1].end, f'__eventpy__.{t.string}(self, "{fname}")'))
+                (out.releases if t.string == "release" else out.lasts).append((*t.start, fname))
+                i = j + 2
+                prev_type, prev_str = NAME, fname
+                continue
+        if at_start and t.type == NAME and t.string == "def":
+            _plain_def(sig, i, source, path)
+        prev_type, prev_str = t.type, t.string
+        i += 1
+    out.text = _apply(source, edits) if edits else source
+    return out
+
+
+def _header_end(sig: list, i: int) -> tuple[int, int | None]:
+    """From `def` at sig[i]: the index of the header's final ':' and of a `when` at depth 0."""
+    depth = 0
+    when = None
+    for k in range(i, len(sig)):
+        s = sig[k].string
+        if sig[k].type == OP and s in "([{":
+            depth += 1
+        elif sig[k].type == OP and s in ")]}":
+            depth -= 1
+        elif depth == 0 and sig[k].type == NAME and s == "when" and when is None:
+            when = k
+        elif depth == 0 and sig[k].type == OP and s == ":":
+            return k, when
+        elif sig[k].type == tokenize.NEWLINE:
+            break
+    raise CompileError("the def header has no ':'", *sig[i].start)
+
+
+def _plain_def(sig: list, i: int, source: str, path: str) -> None:
+    try:
+        _, when = _header_end(sig, i)
+    except CompileError:
+        return  # not our business: Python will report it
+    # `def when():` and `def f() -> when:` are plain Python; `def f(x) when ...:` is not
+    if when is not None and when != i + 1 and sig[when - 1].string != "->":
+        raise CompileError("`when` guards belong to event methods: write `event def`",
+                           *sig[when].start, path, source)
+
+
+def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowered) -> int:
+    ev, d = sig[i], sig[i + 1]
+    name = sig[i + 2] if i + 2 < len(sig) else d
+    if name.type != NAME:
+        raise CompileError("`event def` needs a method name", *d.end, path, source)
+    _check("event_head", f"event def {name.string}", *ev.start, path, source)
+    edits.append((ev.start, d.start, ""))  # `event def` -> `def`
+    try:
+        colon, when = _header_end(sig, i + 1)
+    except CompileError as e:
+        raise CompileError(e.message, e.line, e.column, path, source) from None
+    for k in range(i + 2, colon):
+        if sig[k].string == "->" and (when is None or k < when):
+            raise CompileError("an event method returns nothing: remove the return annotation",
+                               *sig[k].start, path, source)
+    if when is None:
+        out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, None))
+        edits.append((sig[colon].start, sig[colon].start, " -> __eventpy__.when()"))
+        return colon + 1
+    w = sig[when]
+    if when + 1 >= colon:
+        raise CompileError("`when` needs a guard before ':'", *w.end, path, source)
+    g0, g1 = sig[when + 1].start, sig[colon - 1].end
+    guard = _slice(source, g0, g1).replace("\\\n", " \n")
+    _check("when_clause", "when " + guard, w.start[0], w.start[1], path, source)
+    line, col = g0[0], g0[1] + 1
+    pieces = guard.split("\n")
+    literal = "\n".join(repr(p + ("\n" if k < len(pieces) - 1 else "")) for k, p in enumerate(pieces))
+    edits.append((sig[when - 1].end, g1, f" -> __eventpy__.when({literal}, {line}, {col})"))
+    out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, guard, line, col))
+    return colon + 1
+
+
+def _slice(source: str, start: tuple[int, int], end: tuple[int, int]) -> str:
+    lines = source.splitlines(keepends=True)
+    if start[0] == end[0]:
+        return lines[start[0] - 1][start[1]:end[1]]
+    parts = [lines[start[0] - 1][start[1]:]]
+    parts.extend(lines[start[0]:end[0] - 1])
+    parts.append(lines[end[0] - 1][:end[1]])
+    return "".join(parts)
+
+
+def _apply(source: str, edits: list) -> str:
+    """Replace (start, end) spans, given as (line, col) pairs, last first."""
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for ln in lines:
+        offsets.append(offsets[-1] + len(ln))
+
+    def pos(lc: tuple[int, int]) -> int:
+        return offsets[lc[0] - 1] + lc[1]
+
+    text = source
+    for start, end, repl in sorted(edits, key=lambda e: pos(e[0]), reverse=True):
+        text = text[:pos(start)] + repl + text[pos(end):]
+    return text

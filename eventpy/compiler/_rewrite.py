@@ -1,0 +1,327 @@
+"""Rewrite the classes that have event methods (libcst, so every other byte stays as it was).
+
+* the class line gains the base `__eventpy__.EventObject` (and `locals=(...)` for `local` fields);
+* every statement line inside the class that assigns a guard field of `self` is wrapped, on the
+  same line, in `with __eventpy__.assigning(self, "field"):` — Fig. 13's lock, store, UPD;
+* the runtime is imported on an existing line (no line moves).
+Guards are checked here, with the event schema and the class's fields, so that mistakes are
+reported at compile time with the position in the .epy file.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..guards import GuardError, compile_guard
+from ..runtime.model import EventType
+from ._diagnostics import CompileError
+from ._lower import Lowered
+
+RUNTIME = "__eventpy__"
+IMPORT = "import eventpy.runtime.lang as __eventpy__"
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _when_call(fn: cst.FunctionDef) -> cst.Call | None:
+    ann = fn.returns.annotation if fn.returns is not None else None
+    if (isinstance(ann, cst.Call) and isinstance(ann.func, cst.Attribute)
+            and isinstance(ann.func.value, cst.Name) and ann.func.value.value == RUNTIME
+            and ann.func.attr.value == "when"):
+        return ann
+    return None
+
+
+def _is_self_attr(node: cst.BaseExpression, me: str) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me:
+        return node.attr.value
+    return None
+
+
+def _targets(node: cst.BaseExpression, me: str) -> list[str]:
+    """Fields of `me` stored by an assignment target (plain, tuple, list, starred)."""
+    name = _is_self_attr(node, me)
+    if name is not None:
+        return [name]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [f for el in node.elements for f in _targets(el.value, me)]
+    if isinstance(node, cst.StarredElement):
+        return _targets(node.value, me)
+    return []
+
+
+class _ClassInfo:
+    def __init__(self, node: cst.ClassDef) -> None:
+        self.node = node
+        self.events: list[cst.FunctionDef] = []
+        self.locals: list[str] = []
+        self.field_types: dict[str, type | None] = {}
+        self.fields: set[str] = set()  # every self.X the class assigns or annotates
+        self.guard_fields: set[str] = set()
+
+
+class _Collect(cst.CSTVisitor):
+    """Find event classes, their event methods, fields and locals; event defs outside classes."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, lowered: Lowered, errors: list[CompileError], path: str, source: str) -> None:
+        self.lowered = lowered
+        self.errors = errors
+        self.path = path
+        self.source = source
+        self.stack: list[cst.CSTNode] = []
+        self.classes: dict[cst.ClassDef, _ClassInfo] = {}
+
+    def pos(self, node: cst.CSTNode) -> tuple[int, int]:
+        p = self.get_metadata(PositionProvider, node).start
+        return p.line, p.column + 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes[node] = _ClassInfo(node)
+        self.stack.append(node)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        parent = self.stack[-1] if self.stack else None
+        if _when_call(node) is not None:
+            if isinstance(parent, cst.ClassDef):
+                self.classes[parent].events.append(node)
+            else:
+                line, col = self.pos(node)
+                self.errors.append(CompileError("`event def` must be a method, directly inside a "
+                                                "class body", line, col, self.path, self.source))
+        self.stack.append(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def _owner(self) -> _ClassInfo | None:
+        for node in reversed(self.stack):
+            if isinstance(node, cst.ClassDef):
+                return self.classes[node]
+        return None
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        owner = self._owner()
+        if owner is None:
+            return
+        if self.stack and self.stack[-1] is owner.node and isinstance(node.target, cst.Name):
+            name = node.target.value
+            ann = node.annotation.annotation
+            owner.field_types[name] = _TYPES.get(ann.value) if isinstance(ann, cst.Name) else None
+            owner.fields.add(name)
+            if self.pos(node)[0] in self.lowered.locals:
+                owner.locals.append(name)
+        elif isinstance(node.target, cst.Attribute):
+            attr = _is_self_attr(node.target, "self")
+            if attr:
+                owner.fields.add(attr)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        owner = self._owner()
+        if owner is not None:
+            owner.fields.update(_targets(node.target, "self"))
+
+
+def _schema(fn: cst.FunctionDef, cls: str, errors: list, pos, path: str, source: str) -> EventType | None:
+    params = fn.params.params
+    if not params or params[0].name.value != "self":
+        line, col = pos(fn)
+        errors.append(CompileError(f"event method {fn.name.value} needs `self` as its first "
+                                   "parameter", line, col, path, source))
+        return None
+    schema = {}
+    for p in list(params[1:]) + list(fn.params.kwonly_params):
+        ann = p.annotation.annotation if p.annotation is not None else None
+        t = _TYPES.get(ann.value) if isinstance(ann, cst.Name) else None
+        if t is None:
+            line, col = pos(p)
+            what = "has no annotation" if ann is None else "has an unsupported type"
+            errors.append(CompileError(f"event parameter {p.name.value!r} {what}; annotate it with "
+                                       "int, float, str or bool", line, col, path, source))
+            return None
+        schema[p.name.value] = t
+    if fn.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or fn.params.star_kwarg is not None:
+        line, col = pos(fn)
+        errors.append(CompileError("event methods take named, annotated parameters only (no *args or "
+                                   "**kwargs)", line, col, path, source))
+        return None
+    return EventType(f"{cls}.{fn.name.value}", **schema)
+
+
+class _Rewrite(cst.CSTTransformer):
+    def __init__(self, classes: dict[cst.ClassDef, _ClassInfo], bind_in_header: bool) -> None:
+        self.classes = {id(k): v for k, v in classes.items() if v.events or v.locals}
+        self.bind_in_header = bind_in_header
+        self.stack: list[_ClassInfo | None] = []
+        self.me: list[str] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.stack.append(self.classes.get(id(node)))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        info = self.stack.pop()
+        if info is None:
+            return updated
+        runtime: cst.BaseExpression = cst.Name(RUNTIME)
+        if self.bind_in_header:
+            # nothing precedes this class: bind the runtime name here (bases run before the body)
+            runtime = cst.parse_expression(f'({RUNTIME} := __import__("eventpy.runtime.lang", fromlist=["lang"]))')
+            self.bind_in_header = False
+        base = cst.Arg(cst.Attribute(runtime, cst.Name("EventObject")))
+        args = list(updated.bases) + [base]
+        keywords = list(updated.keywords)
+        if info.locals:
+            names = [cst.Element(cst.SimpleString(repr(n)), comma=cst.Comma()) for n in info.locals]
+            keywords.append(cst.Arg(cst.Tuple(names), keyword=cst.Name("locals"), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        args = _commas(args + keywords)
+        return updated.with_changes(bases=args[:len(args) - len(keywords)], keywords=args[len(args) - len(keywords):],
+                                    lpar=cst.LeftParen(), rpar=cst.RightParen())
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params.params
+        self.me.append(params[0].name.value if params else "")
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.me.pop()
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.BaseStatement:
+        info = next((c for c in reversed(self.stack) if c is not None), None)
+        if info is None or not self.me or not self.me[-1]:
+            return updated
+        me = self.me[-1]
+        stored: list[str] = []
+        for stmt in updated.body:
+            if isinstance(stmt, cst.Assign):
+                for t in stmt.targets:
+                    stored += _targets(t.target, me)
+            elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+                stored += _targets(stmt.target, me)
+        fields = sorted({f for f in stored if f in info.guard_fields and f not in info.locals})
+        if not fields:
+            return updated
+        call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("assigning")),
+                        _commas([cst.Arg(cst.Name(me))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in fields]))
+        body = cst.SimpleStatementSuite(body=updated.body, trailing_whitespace=updated.trailing_whitespace)
+        return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
+
+
+def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    out = []
+    for k, a in enumerate(args):
+        last = k == len(args) - 1
+        out.append(a.with_changes(comma=cst.MaybeSentinel.DEFAULT if last else cst.Comma(
+            whitespace_after=cst.SimpleWhitespace(" "))))
+    return out
+
+
+def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
+    try:
+        compile(lowered.text, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        raise CompileError(e.msg, e.lineno or 0, e.offset or 0, path, source) from None
+    if not lowered.changed:
+        return lowered.text
+    module = cst.parse_module(lowered.text)
+    wrapper = MetadataWrapper(module)
+    errors: list[CompileError] = []
+    collect = _Collect(lowered, errors, path, source)
+    wrapper.visit(collect)
+    pos = collect.pos
+    for info in collect.classes.values():
+        for fn in info.events:
+            _check_guard(fn, info, module_name, errors, pos, path, source)
+    locals_all = {n for i in collect.classes.values() for n in i.locals}
+    for line, col, name in lowered.releases + lowered.lasts:
+        if name not in locals_all:
+            word = "release" if (line, col, name) in lowered.releases else "last"
+            errors.append(CompileError(f"`{word} self.{name}`: {name} is not declared `local` in the "
+                                       "class", line, col + 1, path, source))
+    if errors:
+        raise errors[0] if len(errors) == 1 else _many(errors)
+    module = wrapper.module
+    with_import = _add_import(module)
+    new = with_import.visit(_Rewrite(collect.classes, bind_in_header=with_import is module))
+    return new.code
+
+
+def _many(errors: list[CompileError]) -> Exception:
+    from ._diagnostics import CompileErrors
+
+    return CompileErrors(errors)
+
+
+def _check_guard(fn: cst.FunctionDef, info: _ClassInfo, module_name: str, errors: list, pos,
+                 path: str, source: str) -> None:
+    etype = _schema(fn, f"{module_name}.{info.node.name.value}", errors, pos, path, source)
+    call = _when_call(fn)
+    if etype is None or call is None or not call.args:
+        return
+    text = "".join(a.value.evaluated_value for a in [call.args[0]]
+                   if isinstance(a.value, (cst.SimpleString, cst.ConcatenatedString)))
+    line = int(call.args[1].value.value) if len(call.args) > 1 else 0
+    col = int(call.args[2].value.value) if len(call.args) > 2 else 0
+    types = {f: info.field_types.get(f) for f in info.fields}
+    try:
+        plan = compile_guard(text, etype, _Fields(types), mode="epy")
+    except GuardError as e:
+        message = e.message
+        if "is not a parameter of the event method" in message:
+            name = message.split("'")[1]
+            message = (f"name {name!r} is neither a parameter of {fn.name.value} nor a field; "
+                       + (f"did you mean self.{name}?" if name in info.fields else
+                          f"parameters: {', '.join(etype.attrs)}"))
+        errors.append(CompileError(message, line + e.line - 1, (col + e.column - 1) if e.line == 1 else e.column,
+                                   path, source))
+        return
+    info.guard_fields |= plan.param_names
+
+
+class _Fields(dict):
+    """Guard fields: any self.X is allowed (it may be set elsewhere); known types are checked."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def get(self, key, default=None):
+        return dict.get(self, key, default)
+
+
+def _add_import(module: cst.Module) -> cst.Module:
+    """Import the runtime on an existing line: before the first statement that is not the
+    docstring or a __future__ import, or after the last of those; line numbers never move."""
+    body = list(module.body)
+    k = 0
+    while k < len(body) and _prelude(body[k], k):
+        k += 1
+    imp = cst.parse_statement(IMPORT + "\n").body[0]  # type: ignore[attr-defined]
+    if k < len(body) and isinstance(body[k], cst.SimpleStatementLine):
+        body[k] = body[k].with_changes(body=[imp.with_changes(semicolon=cst.Semicolon(
+            whitespace_after=cst.SimpleWhitespace(" ")))] + list(body[k].body))
+    elif k > 0:
+        prev = body[k - 1]
+        last = prev.body[-1].with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
+        body[k - 1] = prev.with_changes(body=list(prev.body[:-1]) + [last, imp])
+    elif module.header:
+        # comment or blank lines open the file: the import takes the place of the first one
+        return module.with_changes(header=module.header[1:], body=[cst.SimpleStatementLine([imp])] + body)
+    else:
+        return module  # the first event class binds the runtime in its own header
+    return module.with_changes(body=body)
+
+
+def _prelude(stmt: cst.CSTNode, k: int) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    first = stmt.body[0]
+    if k == 0 and isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    return isinstance(first, cst.ImportFrom) and isinstance(first.module, cst.Name) and first.module.value == "__future__"

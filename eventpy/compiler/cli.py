@@ -1,0 +1,74 @@
+"""`eventpyc`: compile .epy files (or folders of them) to .py beside them.
+
+    eventpyc stock.epy            # writes stock.py
+    eventpyc stock.epy -o out.py  # another path
+    eventpyc src/                 # every .epy below src/
+    eventpyc --check src/         # diagnostics only
+
+Exit status: 0 when everything compiled, 1 for errors in the sources, 2 for an internal error
+(a bug in eventpyc, reported with the file being compiled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from . import CompileError, CompileErrors, compile_source
+
+
+def _sources(paths: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out.extend(sorted(p.rglob("*.epy")))
+        else:
+            out.append(p)
+    return out
+
+
+def compile_file(src: Path, out: Path | None, check: bool) -> int:
+    try:
+        text = src.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"{src}: error: cannot read: {e}", file=sys.stderr)
+        return 1
+    try:
+        python = compile_source(text, str(src))
+    except (CompileError, CompileErrors) as e:
+        print(e.render(), file=sys.stderr)
+        return 1
+    except Exception:  # a bug in eventpyc, not in the user's program
+        print(f"{src}: internal error in eventpyc (please report it with this file):", file=sys.stderr)
+        traceback.print_exc()
+        return 2
+    if not check:
+        target = out if out is not None else src.with_suffix(".py")
+        target.write_text(python, encoding="utf-8")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="eventpyc", description="Compile EventPy (.epy) to Python.")
+    parser.add_argument("paths", nargs="+", type=Path, help=".epy files or folders")
+    parser.add_argument("-o", "--output", type=Path, help="output file (one input file only)")
+    parser.add_argument("--check", action="store_true", help="report errors, write nothing")
+    args = parser.parse_args(argv)
+    sources = _sources(args.paths)
+    if args.output is not None and len(sources) != 1:
+        parser.error("-o needs exactly one input file")
+    missing = [s for s in sources if not s.is_file()]
+    if missing:
+        for m in missing:
+            print(f"{m}: error: no such file", file=sys.stderr)
+        return 1
+    status = 0
+    for src in sources:
+        status = max(status, compile_file(src, args.output, args.check))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

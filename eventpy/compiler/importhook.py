@@ -1,0 +1,61 @@
+"""`import stock` for a `stock.epy` on sys.path, once `import eventpy` has run. The module is
+compiled in memory and its code object carries the .epy path, so tracebacks name stock.epy and
+its lines (the compiler never moves a line)."""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import compile_source
+
+
+class EpyLoader(importlib.abc.SourceLoader):
+    def __init__(self, fullname: str, path: str) -> None:
+        self.fullname = fullname
+        self.path = path
+
+    def get_filename(self, fullname: str) -> str:
+        return self.path
+
+    def get_data(self, path: str) -> bytes:
+        return Path(path).read_bytes()
+
+    def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]
+        source = data.decode("utf-8") if isinstance(data, bytes) else data
+        python = compile_source(source, str(path), self.fullname.rpartition(".")[2])
+        return compile(python, str(path), "exec", dont_inherit=True)
+
+    def path_stats(self, path: str) -> dict:  # no bytecode cache for .epy
+        raise OSError
+
+
+class EpyFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        name = fullname.rpartition(".")[2]
+        for entry in path if path is not None else sys.path:
+            candidate = Path(entry or ".") / f"{name}.epy"
+            if candidate.is_file():
+                loader = EpyLoader(fullname, str(candidate))
+                return importlib.util.spec_from_file_location(fullname, str(candidate), loader=loader)
+        return None
+
+
+def install() -> None:
+    if not any(isinstance(f, EpyFinder) for f in sys.meta_path):
+        sys.meta_path.append(EpyFinder())
+
+
+def run_path(path: str) -> None:
+    """`python -m eventpy run file.epy`: compile in memory and run as __main__."""
+    source = Path(path).read_text(encoding="utf-8")
+    python = compile_source(source, path, "__main__")
+    code = compile(python, path, "exec", dont_inherit=True)
+    module = type(sys)("__main__")
+    module.__file__ = path
+    sys.modules["__main__"] = module
+    exec(code, module.__dict__)
