@@ -50,6 +50,7 @@ class _TypeState:
     matcher: Matcher
     summary: Any
     pubs: set = field(default_factory=set)  # links that advertised the type (Fig. 6 line 8)
+    upstream: set = field(default_factory=set)  # the broker links among them: summaries go there
     adv_sent: set = field(default_factory=set)  # broker links we forwarded the ADV to
     subs: dict = field(default_factory=dict)  # (link, sid) -> SubState
     sent: dict = field(default_factory=dict)  # upstream broker link -> _Sent
@@ -97,6 +98,7 @@ class Broker:
             ts.adv_sent.discard(link)
             if link in ts.pubs:
                 ts.pubs.discard(link)
+                ts.upstream.discard(link)
                 self._retract_adv(ts, out)
             self._propagate(ts, out)
         for token, (origin, waiting) in list(self.flushes.items()):
@@ -166,6 +168,8 @@ class Broker:
                                f"known as ({ts.etype.describe()})")
         new = link not in ts.pubs
         ts.pubs.add(link)
+        if self.links.get(link) == "broker":
+            ts.upstream.add(link)
         self._forward_adv(ts, out)
         if new and self.links.get(link) == "broker":
             self._propagate(ts, out)  # subscriptions follow the reverse path of advertisements
@@ -173,7 +177,7 @@ class Broker:
     def _forward_adv(self, ts: _TypeState, out: Sends) -> None:
         adv = Adv(ts.etype.name, ts.etype.to_wire())
         for link, role in self.links.items():
-            if role == "broker" and link not in ts.adv_sent and ts.pubs - {link}:
+            if role == "broker" and link not in ts.adv_sent and _others(ts.pubs, link):
                 ts.adv_sent.add(link)
                 out.append((link, adv))
 
@@ -181,6 +185,7 @@ class Broker:
         ts = self._type(msg.etype)
         if link in ts.pubs:
             ts.pubs.discard(link)
+            ts.upstream.discard(link)
             sent = ts.sent.pop(link, None)
             if sent is not None:
                 out.append((link, Unsub(ts.etype.name, sent.sid)))
@@ -189,7 +194,7 @@ class Broker:
 
     def _retract_adv(self, ts: _TypeState, out: Sends) -> None:
         for link in list(ts.adv_sent):
-            if not ts.pubs - {link}:
+            if not _others(ts.pubs, link):
                 ts.adv_sent.discard(link)
                 if link in self.links:
                     out.append((link, Unadv(ts.etype.name)))
@@ -259,9 +264,7 @@ class Broker:
 
     # -- propagate (Fig. 6 lines 39-47) -------------------------------------------------------------
     def _propagate(self, ts: _TypeState, out: Sends) -> None:
-        for link in ts.pubs:
-            if self.links.get(link) != "broker":
-                continue
+        for link in ts.upstream:
             version = ts.summary.version
             if ts.seen.get(link) == version:
                 continue  # nothing that could change this neighbor's summary happened
@@ -368,6 +371,11 @@ class Broker:
                           "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
             "stats": dict(self.stats),
         }
+
+
+def _others(links: set, link: Link) -> bool:
+    """Does `links` hold a link other than `link`? (without copying the set)"""
+    return len(links) > (1 if link in links else 0)
 
 
 def _order(flt: dict) -> tuple:
