@@ -250,7 +250,23 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     module = wrapper.module
     with_import = _add_import(module)
     new = with_import.visit(_Rewrite(collect.classes, bind_in_header=with_import is module))
-    return new.code
+    if len(new.body) != len(module.body):
+        return new.code  # the import took a header line: the layout before it is comments only
+    return _splice(lowered.text, module, new, wrapper)
+
+
+def _splice(text: str, old: cst.Module, new: cst.Module, wrapper: MetadataWrapper) -> str:
+    """Regenerate only the top-level statements the rewrite changed; every other line is copied
+    from the input (libcst does not round-trip everything, e.g. `except X :`, LibCST #1457)."""
+    positions = wrapper.resolve(PositionProvider)
+    lines = text.splitlines(keepends=True)
+    for before, after in reversed(list(zip(old.body, new.body))):
+        if before is after or before.deep_equals(after):
+            continue
+        pos = positions[before]
+        code = new.code_for_node(after.with_changes(leading_lines=[]))
+        lines[pos.start.line - 1:pos.end.line] = [code if code.endswith("\n") else code + "\n"]
+    return "".join(lines)
 
 
 def _many(errors: list[CompileError]) -> Exception:

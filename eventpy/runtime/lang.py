@@ -50,7 +50,7 @@ def node() -> Any:
 class When:
     __slots__ = ("source", "line", "column")
 
-    def __init__(self, source: str, line: int = 0, column: int = 0) -> None:
+    def __init__(self, source: str = "True", line: int = 0, column: int = 0) -> None:
         self.source, self.line, self.column = source, line, column
 
     def __repr__(self) -> str:

@@ -1,0 +1,147 @@
+"""Lowering and rewriting as before/after source pairs; plain Python comes out untouched."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from eventpy.compiler import compile_source
+from eventpy.compiler._lower import lower
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+PLAIN = [
+    "last = 3\nprint(last)\n",
+    "def when():\n    return 1\n",
+    "def release(x):\n    return x\nrelease(3)\n",
+    "event = {'def': 1}\nlocal = event['def']\n",
+    "s = 'event def f(self) when x:'  # event def g() when y:\n",
+    "f = f'{last} release self.x'\n",
+    "x = (1 +\n     2)  \\\n    if True else 3\n",
+    "def f() -> when:\n    pass\n",
+    "class A:\n    local = 3\n    last: int = 4\n",
+    "try:\n    pass\nexcept ValueError :\n    pass\n",  # libcst would drop the space (LibCST #1457)
+]
+
+
+@pytest.mark.parametrize("text", PLAIN)
+def test_plain_python_is_untouched(text):
+    assert compile_source(text, "plain.epy") == text
+
+
+def test_event_class_rewrite():
+    before = src('''
+        """doc"""
+        import math
+
+        class M:
+            def __init__(self, limit: float):
+                self.limit = limit
+                self.count = 0
+
+            event def quote(self, firm: str, price: float) when firm == "IBM" and price < self.limit:
+                self.limit = price
+                self.count += 1
+                self.limit, other = price * 2, 1
+                self.limit -= 1; print(self.limit)
+    ''')
+    after = src('''
+        """doc"""
+        import eventpy.runtime.lang as __eventpy__; import math
+
+        class M(__eventpy__.EventObject):
+            def __init__(self, limit: float):
+                with __eventpy__.assigning(self, "limit"): self.limit = limit
+                self.count = 0
+
+            def quote(self, firm: str, price: float) -> __eventpy__.when('firm == "IBM" and price < self.limit', 9, 57):
+                with __eventpy__.assigning(self, "limit"): self.limit = price
+                self.count += 1
+                with __eventpy__.assigning(self, "limit"): self.limit, other = price * 2, 1
+                with __eventpy__.assigning(self, "limit"): self.limit -= 1; print(self.limit)
+    ''')
+    assert compile_source(before, "m.epy") == after
+
+
+def test_local_release_last_and_event_without_guard():
+    before = src('''
+        class T:
+            local probe: float = 0.0
+
+            event def tick(self, n: int):
+                self.probe = n
+                if abs(self.probe - last self.probe) > 2:
+                    release self.probe
+    ''')
+    after = src('''
+        import eventpy.runtime.lang as __eventpy__
+        class T(__eventpy__.EventObject, locals=('probe',)):
+            probe: float = 0.0
+
+            def tick(self, n: int) -> __eventpy__.when():
+                self.probe = n
+                if abs(self.probe - __eventpy__.last(self, "probe")) > 2:
+                    __eventpy__.release(self, "probe")
+    ''')
+    assert compile_source("\n" + before, "t.epy") == after
+
+
+def test_multiline_guard_keeps_every_line():
+    before = src('''
+        class R:
+            x: float = 0.0
+            event def ping(self, a: float) when (a > self.x and
+                                                 a < self.x + 10):
+                pass
+            def after(self):
+                raise ValueError("line 7")
+    ''')
+    out = compile_source(before, "r.epy")
+    assert len(out.splitlines()) == len(before.splitlines())
+    assert out.splitlines()[6].strip() == 'raise ValueError("line 7")'
+
+
+def test_first_statement_compound_binds_runtime_in_the_class_header():
+    out = compile_source("class A:\n    event def e(self, x: int):\n        pass\n", "a.epy")
+    assert out.splitlines()[0].startswith('class A((__eventpy__ := __import__("eventpy.runtime.lang"')
+    ns: dict = {"__name__": "a"}
+    exec(compile(out, "a.epy", "exec", dont_inherit=True), ns)
+    assert "e" in ns["A"].__eventpy_events__
+
+
+def test_lowering_records_the_constructs():
+    low = lower(src('''
+        class A:
+            local f: int = 1
+            event def e(self, x: int) when x > 1:
+                release self.f
+                return last self.f
+    '''))
+    assert [e.name for e in low.events] == ["e"] and low.events[0].guard == "x > 1"
+    assert low.locals == {2: "f"}
+    assert [r[2] for r in low.releases] == ["f"] and [r[2] for r in low.lasts] == ["f"]
+
+
+def test_code_outside_rewritten_classes_keeps_its_bytes():
+    before = src('''
+        import os
+        try:
+            pass
+        except ValueError :
+            pass
+
+        class A:
+            event def e(self, x: int) when x > 1:
+                try:
+                    pass
+                except KeyError :
+                    pass
+    ''')
+    out = compile_source(before, "a.epy")
+    assert "except ValueError :" in out  # outside the event class: byte for byte
+    assert out.splitlines()[0] == "import eventpy.runtime.lang as __eventpy__; import os"
+    assert len(out.splitlines()) == len(before.splitlines())
