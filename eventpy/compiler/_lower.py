@@ -48,6 +48,18 @@ class Lowered:
     locals: dict[int, str] = field(default_factory=dict)  # line -> local field declared there
     releases: list[tuple[int, int, str]] = field(default_factory=list)  # line, col, field
     lasts: list[tuple[int, int, str]] = field(default_factory=list)
+    # line -> (original column, length change, replacement length) of each one-line edit
+    shifts: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+
+    def original_column(self, line: int, column: int) -> int:
+        """Map a 1-based column of the lowered text back to the .epy source."""
+        shift = 0
+        for start, delta, length in sorted(self.shifts.get(line, ())):
+            if column - 1 >= start + shift + length:
+                shift += delta
+            elif column - 1 >= start + shift:
+                return start + 1  # inside a replacement: point at what it replaced
+        return column - shift
 
     @property
     def changed(self) -> bool:
@@ -69,10 +81,12 @@ def _check(start: str, text: str, line: int, column: int, path: str, source: str
 
 
 def lower(source: str, path: str = "<epy>") -> Lowered:
+    tokens: list[tokenize.TokenInfo] = []
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            tokens.append(tok)
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return Lowered(source)  # Python reports the error, positioned as Python positions it
+        pass  # lower what came before; Python then reports the error where Python puts it
     edits: list[tuple[tuple[int, int], tuple[int, int], str]] = []  # (start, end, replacement)
     out = Lowered(source)
     sig = [t for t in tokens if t.type not in _SKIP]
@@ -90,17 +104,17 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 prev_type, prev_str = OP, ":"
                 continue
             if at_start and t.string == "local" and nxt2 is not None and nxt2.string == ":":
-                _check("local_head", f"local {nxt.string}:", *t.start, path, source)
+                _check("local_head", f"local {nxt.string}:", *_at(t.start), path, source)
                 edits.append((t.start, nxt.start, ""))
                 out.locals[t.start[0]] = nxt.string
             elif t.string in ("release", "last") and nxt.string == "self" and (
                     t.string == "last" or at_start):
                 j = i + 2
                 if not (j + 1 < len(sig) and sig[j].string == "." and sig[j + 1].type == NAME):
-                    raise CompileError(f"`{t.string}` must be followed by self.FIELD", *t.start, path, source)
+                    raise CompileError(f"`{t.string}` must be followed by self.FIELD", *_at(t.start), path, source)
                 fname = sig[j + 1].string
                 _check(f"{t.string}_{'stmt' if t.string == 'release' else 'expr'}",
-                       f"{t.string} self.{fname}", *t.start, path, source)
+                       f"{t.string} self.{fname}", *_at(t.start), path, source)
                 edits.append((t.start, sig[j + 1].end, f'__eventpy__.{t.string}(self, "{fname}")'))
                 (out.releases if t.string == "release" else out.lasts).append((*t.start, fname))
                 i = j + 2
@@ -111,7 +125,15 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
         prev_type, prev_str = t.type, t.string
         i += 1
     out.text = _apply(source, edits) if edits else source
+    for start, end, repl in edits:
+        if start[0] == end[0] and "\n" not in repl:
+            out.shifts.setdefault(start[0], []).append((start[1], len(repl) - (end[1] - start[1]), len(repl)))
     return out
+
+
+def _at(pos: tuple[int, int]) -> tuple[int, int]:
+    """A tokenizer position (column from 0) as a diagnostic position (column from 1)."""
+    return pos[0], pos[1] + 1
 
 
 def _header_end(sig: list, i: int) -> tuple[int, int | None]:
@@ -130,7 +152,7 @@ def _header_end(sig: list, i: int) -> tuple[int, int | None]:
             return k, when
         elif sig[k].type == tokenize.NEWLINE:
             break
-    raise CompileError("the def header has no ':'", *sig[i].start)
+    raise CompileError("the def header has no ':'", *_at(sig[i].start))
 
 
 def _plain_def(sig: list, i: int, source: str, path: str) -> None:
@@ -141,15 +163,15 @@ def _plain_def(sig: list, i: int, source: str, path: str) -> None:
     # `def when():` and `def f() -> when:` are plain Python; `def f(x) when ...:` is not
     if when is not None and when != i + 1 and sig[when - 1].string != "->":
         raise CompileError("`when` guards belong to event methods: write `event def`",
-                           *sig[when].start, path, source)
+                           *_at(sig[when].start), path, source)
 
 
 def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowered) -> int:
     ev, d = sig[i], sig[i + 1]
     name = sig[i + 2] if i + 2 < len(sig) else d
     if name.type != NAME:
-        raise CompileError("`event def` needs a method name", *d.end, path, source)
-    _check("event_head", f"event def {name.string}", *ev.start, path, source)
+        raise CompileError("`event def` needs a method name", *_at(d.end), path, source)
+    _check("event_head", f"event def {name.string}", *_at(ev.start), path, source)
     edits.append((ev.start, d.start, ""))  # `event def` -> `def`
     try:
         colon, when = _header_end(sig, i + 1)
@@ -158,17 +180,17 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     for k in range(i + 2, colon):
         if sig[k].string == "->" and (when is None or k < when):
             raise CompileError("an event method returns nothing: remove the return annotation",
-                               *sig[k].start, path, source)
+                               *_at(sig[k].start), path, source)
     if when is None:
         out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, None))
         edits.append((sig[colon].start, sig[colon].start, " -> __eventpy__.when()"))
         return colon + 1
     w = sig[when]
     if when + 1 >= colon:
-        raise CompileError("`when` needs a guard before ':'", *w.end, path, source)
+        raise CompileError("`when` needs a guard before ':'", *_at(w.end), path, source)
     g0, g1 = sig[when + 1].start, sig[colon - 1].end
     guard = _slice(source, g0, g1).replace("\\\n", " \n")
-    _check("when_clause", "when " + guard, w.start[0], w.start[1], path, source)
+    _check("when_clause", "when " + guard, w.start[0], w.start[1] + 1, path, source)
     line, col = g0[0], g0[1] + 1
     pieces = guard.split("\n")
     literal = "\n".join(repr(p + ("\n" if k < len(pieces) - 1 else "")) for k, p in enumerate(pieces))

@@ -77,7 +77,7 @@ class _Collect(cst.CSTVisitor):
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         p = self.get_metadata(PositionProvider, node).start
-        return p.line, p.column + 1
+        return p.line, self.lowered.original_column(p.line, p.column + 1)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes[node] = _ClassInfo(node)
@@ -227,7 +227,8 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     try:
         compile(lowered.text, path, "exec", dont_inherit=True)
     except SyntaxError as e:
-        raise CompileError(e.msg, e.lineno or 0, e.offset or 0, path, source) from None
+        line = e.lineno or 0
+        raise CompileError(e.msg, line, lowered.original_column(line, e.offset or 0), path, source) from None
     if not lowered.changed:
         return lowered.text
     module = cst.parse_module(lowered.text)
@@ -235,7 +236,12 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     errors: list[CompileError] = []
     collect = _Collect(lowered, errors, path, source)
     wrapper.visit(collect)
-    pos = collect.pos
+    positions = wrapper.resolve(PositionProvider)
+
+    def pos(node: cst.CSTNode) -> tuple[int, int]:
+        p = positions[node].start
+        return p.line, lowered.original_column(p.line, p.column + 1)
+
     for info in collect.classes.values():
         for fn in info.events:
             _check_guard(fn, info, module_name, errors, pos, path, source)

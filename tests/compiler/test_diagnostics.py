@@ -1,0 +1,88 @@
+"""User mistakes are diagnostics (`path:line:col: error: ...`, the line, a caret), never tracebacks."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from eventpy.compiler import CompileError, CompileErrors, compile_source
+
+BASE = textwrap.dedent('''
+    class M:
+        def __init__(self, limit: float, name: str):
+            self.limit = limit
+            self.name = name
+
+        event def quote(self, firm: str, price: float) when firm == "IBM" and price < self.limit:
+            self.limit = price
+''').lstrip("\n")
+
+
+def diag(text: str) -> CompileError:
+    with pytest.raises((CompileError, CompileErrors)) as info:
+        compile_source(text, "m.epy")
+    e = info.value
+    return e.errors[0] if isinstance(e, CompileErrors) else e
+
+
+@pytest.mark.parametrize("old, new, line, at, words", [
+    ('price < self.limit', 'open(price) < self.limit', 6, "open(", "guard calls open(); only abs"),
+    ('price: float)', 'price)', 6, "price)", "event parameter 'price' has no annotation"),
+    ('price: float)', 'price: list)', 6, "price: list", "unsupported type"),
+    ('price < self.limit', 'price < limit', 6, "limit:", "did you mean self.limit?"),
+    ('price < self.limit', 'price < bogus', 6, "bogus", "neither a parameter of quote nor a field"),
+    ('firm == "IBM"', 'firm == 3', 6, "firm ==", "attribute 'firm' of type str cannot be compared with 3"),
+    ('event def quote', 'def quote', 6, "when", "`when` guards belong to event methods"),
+    ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local`"),
+    ('self.limit = price', 'x = (', 7, "(", "never closed"),
+])
+def test_diagnostics(old, new, line, at, words):
+    text = BASE.replace(old, new, 1)
+    col = text.splitlines()[line - 1].index(at) + 1
+    e = diag(text)
+    assert (e.line, e.column) == (line, col), e.render()
+    assert words in e.message, e.render()
+    rendered = e.render().splitlines()
+    assert rendered[0].startswith(f"m.epy:{line}:{col}: error: ")
+    assert rendered[2].index("^") == 4 + col - 1
+
+
+def test_event_def_outside_a_class():
+    e = diag("event def f(self, x: int):\n    pass\n")
+    assert "directly inside a class body" in e.message and e.line == 1
+
+
+def test_eventpyc_exit_status_and_no_traceback(tmp_path):
+    bad = tmp_path / "bad.epy"
+    bad.write_text(BASE.replace("price < self.limit", "open(price) < 1"))
+    good = tmp_path / "good.epy"
+    good.write_text(BASE)
+    out = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 1 and "Traceback" not in out.stderr and "bad.epy:6:" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", "--check", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and not (tmp_path / "good.py").exists()
+    out = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", str(good)], capture_output=True, text=True)
+    assert out.returncode == 0 and (tmp_path / "good.py").exists()
+
+
+def test_mutated_sources_give_diagnostics_never_tracebacks():
+    rng = random.Random(5)
+    tokens = ["event", "def", "when", "local", "release", "last", "self", ".", ":", "(", ")", "==",
+              "<", "and", "not", "'x'", "3", "\n", "    ", "release self.limit", "last self.x", ","]
+    for _ in range(300):
+        text = list(BASE)
+        for _ in range(rng.randint(1, 4)):
+            k = rng.randrange(len(text) + 1)
+            if rng.random() < 0.5 and text:
+                del text[k - 1:k + rng.randint(0, 5)]
+            else:
+                text.insert(k, rng.choice(tokens))
+        try:
+            compile_source("".join(text), "m.epy")
+        except (CompileError, CompileErrors) as e:
+            assert e.render()
