@@ -1,0 +1,194 @@
+"""Compiled programs end to end, on the embedded overlay."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+import eventpy
+from eventpy.compiler import compile_source
+
+
+@pytest.fixture(autouse=True)
+def fresh_overlay():
+    eventpy.shutdown()
+    yield
+    eventpy.shutdown()
+
+
+def load(text: str, name: str = "prog") -> dict:
+    ns: dict = {"__name__": name}
+    code = compile(compile_source(textwrap.dedent(text), f"{name}.epy", name), f"{name}.epy", "exec",
+                   dont_inherit=True)
+    exec(code, ns)
+    return ns
+
+
+MONITOR = '''
+    class Monitor:
+        def __init__(self, limit: float):
+            self.limit = limit
+            self.got = []
+
+        event def quote(self, firm: str, price: float) when firm == "IBM" and price < self.limit:
+            self.got.append(price)
+            self.limit = price          # a decreasing threshold, updated inside the event method
+'''
+
+
+def test_decreasing_threshold_never_lets_a_stale_event_through():
+    ns = load(MONITOR)
+    m = ns["Monitor"](100.0)
+    prices = [99.0, 99.5, 98.0, 98.7, 97.0, 200.0, 96.5, 96.9, 10.0]
+    for p in prices:
+        ns["Monitor"].quote("IBM", p)  # published back to back: the brokers lag behind the UPDs
+    ns["Monitor"].quote("HP", 1.0)
+    eventpy.drain(5.0)
+    assert m.got == [99.0, 98.0, 97.0, 96.5, 10.0]  # each strictly below the previous one
+    s = eventpy.stats()
+    assert s["delivered"] == 5 and s["upd_sent"] >= 1
+
+
+def test_threshold_raised_from_outside_is_in_force_after_drain():
+    ns = load(MONITOR)
+    m = ns["Monitor"](10.0)
+    m.limit = 50.0                     # from outside the class: reaches the runtime too
+    eventpy.drain(5.0)
+    ns["Monitor"].quote("IBM", 40.0)
+    eventpy.drain(5.0)
+    assert m.got == [40.0]
+    setattr(m, "limit", 100.0)
+    eventpy.drain(5.0)
+    ns["Monitor"].quote("IBM", 90.0)
+    eventpy.drain(5.0)
+    assert m.got == [40.0, 90.0]
+
+
+def test_subclasses_receive_events_and_close_unsubscribes():
+    ns = load(MONITOR + '''
+    class Loud(Monitor):
+        pass
+    ''')
+    a, b = ns["Monitor"](50.0), ns["Loud"](50.0)
+    ns["Monitor"].quote("IBM", 20.0)
+    eventpy.drain(5.0)
+    assert a.got == [20.0] and b.got == [20.0]
+    with b:
+        pass                            # leaving the context closes the object
+    eventpy.drain(5.0)
+    ns["Monitor"].quote("IBM", 10.0)
+    eventpy.drain(5.0)
+    assert a.got == [20.0, 10.0] and b.got == [20.0]
+
+
+def test_generated_variables_switches_sets_and_attribute_expressions():
+    ns = load('''
+    import math
+
+    class Radar:
+        def __init__(self, x: float, y: float, r: float):
+            self.x, self.y, self.r = x, y, r
+            self.on = True
+            self.kinds = {"car"}
+            self.seen = []
+
+        event def blip(self, kind: str, px: float, py: float) when self.on and kind in self.kinds and px >= self.x - self.r and px <= self.x + self.r and math.hypot(px - self.x, py - self.y) <= self.r:
+            self.seen.append((kind, px, py))
+    ''')
+    r = ns["Radar"](0.0, 0.0, 5.0)
+    R = ns["Radar"]
+    R.blip("car", 3.0, 3.0)      # in the square, in the circle
+    R.blip("car", 4.0, 4.0)      # in the square, outside the circle: the broker's attribute expression
+    R.blip("bike", 1.0, 1.0)     # not a watched kind
+    eventpy.drain(5.0)
+    r.kinds.add("bike")          # a set field: mutation reaches the runtime
+    r.x = 10.0                   # moves both generated bounds (x - r, x + r)
+    eventpy.drain(5.0)
+    R.blip("bike", 9.0, 1.0)
+    R.blip("car", 1.0, 0.0)      # was in range before the move
+    eventpy.drain(5.0)
+    r.on = False                 # a switch: suspended at the brokers, not unsubscribed
+    eventpy.drain(5.0)
+    R.blip("car", 10.0, 0.0)
+    eventpy.drain(5.0)
+    assert r.seen == [("car", 3.0, 3.0), ("bike", 9.0, 1.0)]
+    assert eventpy.stats()["spurious"] == 0
+
+
+def test_local_release_last():
+    ns = load('''
+    class Probe:
+        local level: float = 0.0
+
+        def __init__(self):
+            self.got = []
+
+        event def reading(self, v: float) when v > self.level:
+            self.got.append(v)
+
+        def set_level(self, x: float):
+            self.level = x                                  # local copy only
+            if abs(self.level - last self.level) > 2:
+                release self.level                          # the guard sees it now
+    ''')
+    p, P = ns["Probe"](), ns["Probe"]
+    p.set_level(1.0)                    # within 2 of the released 0.0: stays local
+    eventpy.drain(5.0)
+    P.reading(0.5)
+    eventpy.drain(5.0)
+    p.set_level(5.0)                    # released
+    eventpy.drain(5.0)
+    P.reading(3.0)
+    P.reading(6.0)
+    eventpy.drain(5.0)
+    assert p.got == [0.5, 6.0] and p.level == 5.0
+
+
+def test_concurrent_assignments_leave_the_overlay_with_the_field_value():
+    ns = load(MONITOR)
+    m = ns["Monitor"](0.0)
+
+    def bump(k):
+        for i in range(200):
+            m.limit = float(k * 1000 + i)
+
+    threads = [threading.Thread(target=bump, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    eventpy.drain(5.0)
+    final = m.limit
+    ns["Monitor"].quote("IBM", final - 0.5)
+    ns["Monitor"].quote("IBM", final + 0.5)
+    eventpy.drain(5.0)
+    assert m.got == [final - 0.5]
+
+
+def test_publishing_checks_types():
+    ns = load(MONITOR)
+    with pytest.raises(TypeError, match="'price' must be float, got str"):
+        ns["Monitor"].quote("IBM", "cheap")
+    with pytest.raises(TypeError, match="prog.Monitor.quote"):
+        ns["Monitor"].quote("IBM")
+
+
+def test_traceback_names_the_epy_file_and_line(tmp_path):
+    prog = tmp_path / "boom.epy"
+    prog.write_text(textwrap.dedent('''
+        class A:
+            event def e(self, x: int):
+                pass
+
+        def fail():
+            raise RuntimeError("from line 7")
+
+        fail()
+    ''').lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog)], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert f'File "{prog}", line 6, in fail' in out.stderr
