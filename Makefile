@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/python -m eventpy demo
+	$(BIN)/eventpyc --check examples/
+	@for f in examples/*.epy; do echo "== $$f"; $(BIN)/python -m eventpy run $$f || exit 1; done
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
