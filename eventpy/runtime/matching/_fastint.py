@@ -23,7 +23,7 @@ from ._base import Key, Matcher
 from ._fastint_enum import EnumIndex
 from ._fastint_ordered import OrderedIndex, bits
 
-_CANDIDATE_SHARE = 8  # below 1/8 of the entries, gather-and-check beats ANDing bit rows
+_CANDIDATE_SHARE = 64  # below 1/8 of the entries, gather-and-check beats ANDing bit rows
 _EXACT_INT = 2 ** 53  # beyond this an int is not exact in float64: check such events one by one
 _EMPTY = np.empty(0, dtype=np.int64)
 
@@ -34,7 +34,7 @@ class _Engine:
     def __init__(self, etype: EventType, skip: str | None = None) -> None:
         self.cap = 64
         self.slot: dict[Key, int] = {}
-        self.key: list[Key | None] = [None] * self.cap
+        self.key = np.empty(self.cap, dtype=object)  # slot -> key (fancy-indexed on a match)
         self.filters: dict[Key, Filter] = {}
         self.free: list[int] = list(range(self.cap - 1, -1, -1))
         self.index: dict[str, OrderedIndex | EnumIndex] = {
@@ -46,7 +46,7 @@ class _Engine:
 
     def _grow(self) -> None:
         old, self.cap = self.cap, self.cap * 2
-        self.key.extend([None] * (self.cap - old))
+        self.key = np.concatenate([self.key, np.empty(self.cap - old, dtype=object)])
         self.free.extend(range(self.cap - 1, old - 1, -1))
         for ix in self.index.values():
             ix.grow(self.cap)
@@ -126,8 +126,7 @@ class _Engine:
                     slots = slots[other.check(slots, v, ctx)]
             else:
                 slots = self._and_rows(retrieved)
-        key = self.key
-        return [key[s] for s in slots.tolist()]
+        return self.key[slots].tolist()
 
     @staticmethod
     def _and_rows(retrieved: list) -> np.ndarray:
