@@ -83,6 +83,13 @@ def check_appended(p: Path, text: str) -> str | None:
     return None
 
 
+def _guarded(check, p: Path, text: str) -> str | None:
+    try:
+        return check(p, text)
+    except Exception as e:  # a crash is a failure of its own, reported with the file
+        return f"eventpyc raised {type(e).__name__}: {str(e)[:200]}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=0, help="check only every k-th file (0: all)")
@@ -103,12 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.limit and i % args.limit:
             continue
         checked += 1
-        why = check_identity(p, text)
+        why = _guarded(check_identity, p, text)
         if why:
             failures.append((p, why))
         if not args.appended_limit or i % args.appended_limit == 0:
             appended += 1
-            why = check_appended(p, text)
+            why = _guarded(check_appended, p, text)
             if why:
                 failures.append((p, "appended: " + why))
     for p, why in failures[:20]:

@@ -14,7 +14,11 @@ def compile_source(source: str, path: str = "<epy>", module_name: str | None = N
     if module_name is None:
         module_name = Path(path).stem if path and not path.startswith("<") else "__main__"
     lowered = lower(source, path)
-    return rewrite(lowered, module_name, path, source)
+    try:
+        return rewrite(lowered, module_name, path, source)
+    except RecursionError:
+        raise CompileError("the file nests expressions too deeply for eventpyc to rewrite it",
+                           1, 1, path, source) from None
 
 
 __all__ = ["CompileError", "CompileErrors", "compile_source"]

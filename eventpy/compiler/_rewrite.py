@@ -232,7 +232,7 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     if not lowered.changed:
         return lowered.text
     module = cst.parse_module(lowered.text)
-    wrapper = MetadataWrapper(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the module is ours: no deep copy
     errors: list[CompileError] = []
     collect = _Collect(lowered, errors, path, source)
     wrapper.visit(collect)
