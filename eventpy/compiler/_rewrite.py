@@ -60,6 +60,8 @@ class _ClassInfo:
         self.field_types: dict[str, type | None] = {}
         self.fields: set[str] = set()  # every self.X the class assigns or annotates
         self.guard_fields: set[str] = set()
+        # field -> the subscription variables a store recomputes: "method: predicates"
+        self.variables: dict[str, list[str]] = {}
 
 
 class _Collect(cst.CSTVisitor):
@@ -210,7 +212,13 @@ class _Rewrite(cst.CSTTransformer):
             return updated
         call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("assigning")),
                         _commas([cst.Arg(cst.Name(me))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in fields]))
-        body = cst.SimpleStatementSuite(body=updated.body, trailing_whitespace=updated.trailing_whitespace)
+        trailing = updated.trailing_whitespace
+        shown = [v for f in fields for v in info.variables.get(f, ())]
+        if shown and trailing.comment is None:
+            # the generated variables (000 Fig. 14) this store recomputes and sends when they change
+            trailing = trailing.with_changes(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(
+                "# UPD " + "; ".join(dict.fromkeys(shown))))
+        body = cst.SimpleStatementSuite(body=updated.body, trailing_whitespace=trailing)
         return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
 
 
@@ -305,6 +313,10 @@ def _check_guard(fn: cst.FunctionDef, info: _ClassInfo, module_name: str, errors
                                    path, source))
         return
     info.guard_fields |= plan.param_names
+    for var in plan.vars:
+        if var.kind == "constraint" and var.text:
+            for f in var.deps:
+                info.variables.setdefault(f, []).append(f"{fn.name.value}: {var.text}")
 
 
 class _Fields(dict):

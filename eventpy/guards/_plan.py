@@ -55,6 +55,7 @@ class VarPlan:
     deps: frozenset[str]
     fn: Callable[[Mapping[str, Any]], Any] = field(repr=False)
     name: str = ""
+    text: str = ""  # the predicates it stands for, as guard text (shown in generated code)
 
 
 def _interval(op: str, v: Any) -> Interval:
@@ -216,14 +217,41 @@ def _to_tree(n: A.Node, etype: EventType, param_var: Callable[[str], int]) -> tu
     raise TypeError(f"cannot ship {n!r} to a broker")
 
 
+def node_text(n: A.Node, mode: str = "api") -> str:
+    """Guard text of a resolved AST node (fields as `self.f` in epy mode)."""
+    if isinstance(n, A.Const):
+        return repr(n.value)
+    if isinstance(n, A.Attr):
+        return n.name
+    if isinstance(n, A.Param):
+        return f"self.{n.name}" if mode == "epy" else n.name
+    if isinstance(n, A.BinOp):
+        return f"{_operand(n.left, mode)} {n.op} {_operand(n.right, mode)}"
+    if isinstance(n, A.Neg):
+        return f"-{_operand(n.operand, mode)}"
+    if isinstance(n, A.Call):
+        return f"{n.func}({', '.join(node_text(a, mode) for a in n.args)})"
+    if isinstance(n, A.SetLit):
+        return "{" + ", ".join(node_text(i, mode) for i in n.items) + "}"
+    if isinstance(n, A.Compare):
+        return f"{node_text(n.left, mode)} {n.op} {node_text(n.right, mode)}"
+    return "?"
+
+
+def _operand(n: A.Node, mode: str) -> str:
+    text = node_text(n, mode)
+    return f"({text})" if isinstance(n, A.BinOp) else text
+
+
 def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Mapping[str, Any], mode: str) -> GuardPlan:
     from ._compile import env_closure  # circular at import time only
 
     plan = GuardPlan(source, etype, mode)
     param_vars: dict[str, int] = {}
 
-    def new_var(kind: str, conj: int, attr: str | None, deps: frozenset[str], fn, name: str) -> int:
-        v = VarPlan(len(plan.vars), kind, conj, attr, deps, fn, name)
+    def new_var(kind: str, conj: int, attr: str | None, deps: frozenset[str], fn, name: str,
+                text: str = "") -> int:
+        v = VarPlan(len(plan.vars), kind, conj, attr, deps, fn, name, text)
         plan.vars.append(v)
         return v.id
 
@@ -252,7 +280,8 @@ def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Map
             fn = (_numeric_constraint(bounds, t is int) if t in (int, float)
                   else _set_constraint(bounds, t is bool))
             deps = frozenset().union(*(b.deps for b in bounds))
-            constraints.append((attr, new_var("constraint", ci, attr, deps, fn, f"c{ci}.{attr}")))
+            text = " and ".join(node_text(b.node, mode) for b in bounds)
+            constraints.append((attr, new_var("constraint", ci, attr, deps, fn, f"c{ci}.{attr}", text)))
             plan.predicates.extend((ci, b.kind, attr) for b in bounds)
         switch = -1
         if conj.switches:

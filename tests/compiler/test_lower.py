@@ -55,14 +55,14 @@ def test_event_class_rewrite():
 
         class M(__eventpy__.EventObject):
             def __init__(self, limit: float):
-                with __eventpy__.assigning(self, "limit"): self.limit = limit
+                with __eventpy__.assigning(self, "limit"): self.limit = limit  # UPD quote: price < self.limit
                 self.count = 0
 
             def quote(self, firm: str, price: float) -> __eventpy__.when('firm == "IBM" and price < self.limit', 9, 57):
-                with __eventpy__.assigning(self, "limit"): self.limit = price
+                with __eventpy__.assigning(self, "limit"): self.limit = price  # UPD quote: price < self.limit
                 self.count += 1
-                with __eventpy__.assigning(self, "limit"): self.limit, other = price * 2, 1
-                with __eventpy__.assigning(self, "limit"): self.limit -= 1; print(self.limit)
+                with __eventpy__.assigning(self, "limit"): self.limit, other = price * 2, 1  # UPD quote: price < self.limit
+                with __eventpy__.assigning(self, "limit"): self.limit -= 1; print(self.limit)  # UPD quote: price < self.limit
     ''')
     assert compile_source(before, "m.epy") == after
 
