@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from ...guards import TreeError, compile_predicate
-from ..model import EventType, Interval, ValueSet
+from ..model import EventType, Interval, SetDelta, ValueSet
 
 MAX_CONJUNCTIONS = 1024
 MAX_VARIABLES = 4096
@@ -77,6 +77,8 @@ class SubState:
         if seq <= self.seqs[var]:
             return None
         role = self.roles[var]
+        if isinstance(value, SetDelta) and isinstance(self.values[var], ValueSet):
+            value = value.apply(self.values[var])
         if role[0] == "constraint":
             if not isinstance(value, (Interval, ValueSet)) or type(value) is not type(self.values[var]):
                 raise MessageError(f"variable {var} must stay a {type(self.values[var]).__name__}")

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 from ...guards import GuardPlan
 from ..messages import Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
-from ..model import Event, EventType
+from ..model import Event, EventType, ValueSet, set_delta
 
 MODES = ("parametric", "resub")
 _RESUB_ALIASES = 64  # sids of a subscription a resub-mode broker may still use for a while
@@ -29,7 +29,7 @@ class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
     __slots__ = ("sid", "etype", "plan", "env", "values", "seqs", "on_event", "closed",
-                 "aliases", "handle", "group")
+                 "aliases", "handle", "group", "sent")
 
     def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
         self.sid = sid
@@ -38,6 +38,7 @@ class SubscriptionState:
         self.env = env
         self.values = plan.evaluate(env)
         self.seqs = [0] * len(self.values)
+        self.sent = list(self.values)  # what the edge broker holds once it has what was taken
         self.on_event = on_event
         self.closed = False
         self.aliases: deque[int] = deque(maxlen=_RESUB_ALIASES)
@@ -132,6 +133,7 @@ class ClientCore:
         self._by_sid[state.sid] = state
         if len(state.aliases) == _RESUB_ALIASES:
             self._by_sid.pop(state.aliases[0], None)
+        state.sent = list(state.values)
         self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
         self.outbox.append(Unsub(state.etype.name, old))
 
@@ -158,6 +160,7 @@ class ClientCore:
             if kind is Upd:
                 if self._pending.get(msg.sid) is msg:
                     del self._pending[msg.sid]
+                self._as_deltas(msg)
                 self.stats["upd_sent"] += 1
             elif kind is Sub:
                 self.stats["sub_sent"] += 1
@@ -165,6 +168,19 @@ class ClientCore:
                 self.stats["unsub_sent"] += 1
             out.append(msg)
         return out
+
+    def _as_deltas(self, msg: Upd) -> None:
+        """A set variable travels as the values it lost and gained when that is smaller."""
+        state = self._by_sid.get(msg.sid)
+        if state is None:
+            return
+        for var, (value, seq) in list(msg.changes.items()):
+            prev = state.sent[var]
+            state.sent[var] = value
+            if isinstance(value, ValueSet) and isinstance(prev, ValueSet):
+                delta = set_delta(prev, value)
+                if delta is not None:
+                    msg.changes[var] = (delta, seq)
 
     def receive(self, msg: Any) -> list[tuple[SubscriptionState, Event]]:
         """A message from the edge broker. Returns (subscription, event) candidates to deliver

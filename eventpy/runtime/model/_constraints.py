@@ -119,6 +119,25 @@ class ValueSet(NamedTuple):
         return ("not in " if self.exclude else "in ") + body
 
 
+class SetDelta(NamedTuple):
+    """An update of a set constraint by the values it loses and gains (001 Algorithm 2, lines
+    31-35: the two sets of an UPD for a string attribute), instead of the whole new set."""
+
+    removed: frozenset
+    added: frozenset
+
+    def apply(self, vs: ValueSet) -> ValueSet:
+        return ValueSet((vs.values - self.removed) | self.added, vs.exclude)
+
+
+def set_delta(old: ValueSet, new: ValueSet) -> SetDelta | None:
+    """The delta from `old` to `new` when it is smaller than `new` itself, else None."""
+    if old.exclude != new.exclude:
+        return None
+    removed, added = old.values - new.values, new.values - old.values
+    return SetDelta(removed, added) if len(removed) + len(added) < len(new.values) else None
+
+
 Constraint = Union[Interval, ValueSet]
 #: A concrete conjunction as brokers index it: attribute -> constraint; absent = wildcard.
 Filter = Mapping[str, Constraint]

@@ -78,3 +78,20 @@ def test_closed_subscription_receives_nothing():
     state = subscribe(core)
     core.unsubscribe(state)
     assert core.receive(Pub("Quote", ("IBM", 1.0), "p", 1, 0.0, (state.sid,))) == []
+
+
+def test_set_parameters_travel_as_removed_and_added_values():
+    from eventpy.runtime.model import SetDelta, ValueSet
+
+    core = ClientCore("c")
+    watch = frozenset(f"F{i}" for i in range(10))
+    state = subscribe(core, "firm in watch", watch=watch)
+    core.take()
+    core.update(state, {"watch": watch - {"F0"} | {"NEW"}})
+    (upd,) = core.take()
+    ((var, (value, seq)),) = upd.changes.items()
+    assert value == SetDelta(frozenset({"F0"}), frozenset({"NEW"}))
+    assert value.apply(ValueSet(watch)) == state.values[var]
+    core.update(state, {"watch": frozenset({"X"})})  # smaller as a whole: sent whole
+    (upd,) = core.take()
+    assert list(upd.changes.values())[0][0] == ValueSet(frozenset({"X"}))
