@@ -10,7 +10,7 @@ reported at compile time with the position in the .epy file.
 
 from __future__ import annotations
 
-from typing import Sequence
+import ast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -18,6 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
 from ._diagnostics import CompileError
+from ._imports import place_import
 from ._lower import Lowered
 
 RUNTIME = "__eventpy__"
@@ -69,8 +70,10 @@ class _Collect(cst.CSTVisitor):
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, lowered: Lowered, errors: list[CompileError], path: str, source: str) -> None:
+    def __init__(self, lowered: Lowered, errors: list[CompileError], path: str, source: str,
+                 offset: int = 0) -> None:
         self.lowered = lowered
+        self.offset = offset  # lines before the snippet being visited
         self.errors = errors
         self.path = path
         self.source = source
@@ -79,7 +82,8 @@ class _Collect(cst.CSTVisitor):
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         p = self.get_metadata(PositionProvider, node).start
-        return p.line, self.lowered.original_column(p.line, p.column + 1)
+        line = p.line + self.offset
+        return line, self.lowered.original_column(line, p.column + 1)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes[node] = _ClassInfo(node)
@@ -232,28 +236,46 @@ def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
 
 
 def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
+    """Only the top-level statements that hold a construct go through libcst (parsed one by one,
+    as snippets); every other line is copied as it is, and Python's own parser checks the rest."""
     try:
-        compile(lowered.text, path, "exec", dont_inherit=True)
+        tree = ast.parse(lowered.text, path)
+        compile(tree, path, "exec", dont_inherit=True)
     except SyntaxError as e:
         line = e.lineno or 0
         raise CompileError(e.msg, line, lowered.original_column(line, e.offset or 0), path, source) from None
     if not lowered.changed:
         return lowered.text
-    module = cst.parse_module(lowered.text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the module is ours: no deep copy
+    marked = ({e.line for e in lowered.events} | set(lowered.locals)
+              | {r[0] for r in lowered.releases} | {r[0] for r in lowered.lasts})
+    lines = lowered.text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    snippets = []
+    for stmt in tree.body:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        last = stmt.end_lineno or stmt.lineno
+        if any(first <= ln <= last for ln in marked):
+            snippets.append((first, last, cst.parse_module("".join(lines[first - 1:last]))))
     errors: list[CompileError] = []
-    collect = _Collect(lowered, errors, path, source)
-    wrapper.visit(collect)
-    positions = wrapper.resolve(PositionProvider)
+    classes: dict[cst.ClassDef, _ClassInfo] = {}
+    wrappers = []
+    for first, last, module in snippets:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the module is ours: no copy
+        collect = _Collect(lowered, errors, path, source, offset=first - 1)
+        wrapper.visit(collect)
+        positions = wrapper.resolve(PositionProvider)
 
-    def pos(node: cst.CSTNode) -> tuple[int, int]:
-        p = positions[node].start
-        return p.line, lowered.original_column(p.line, p.column + 1)
+        def pos(node: cst.CSTNode, positions=positions, offset=first - 1) -> tuple[int, int]:
+            p = positions[node].start
+            return p.line + offset, lowered.original_column(p.line + offset, p.column + 1)
 
-    for info in collect.classes.values():
-        for fn in info.events:
-            _check_guard(fn, info, module_name, errors, pos, path, source)
-    locals_all = {n for i in collect.classes.values() for n in i.locals}
+        for info in collect.classes.values():
+            for fn in info.events:
+                _check_guard(fn, info, module_name, errors, pos, path, source)
+        classes.update(collect.classes)
+        wrappers.append((first, last, wrapper.module, collect.classes))
+    locals_all = {n for i in classes.values() for n in i.locals}
     for line, col, name in lowered.releases + lowered.lasts:
         if name not in locals_all:
             word = "release" if (line, col, name) in lowered.releases else "last"
@@ -261,26 +283,13 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
                                        "class", line, col + 1, path, source))
     if errors:
         raise errors[0] if len(errors) == 1 else _many(errors)
-    module = wrapper.module
-    with_import = _add_import(module)
-    new = with_import.visit(_Rewrite(collect.classes, bind_in_header=with_import is module))
-    if len(new.body) != len(module.body):
-        return new.code  # the import took a header line: the layout before it is comments only
-    return _splice(lowered.text, module, new, wrapper)
-
-
-def _splice(text: str, old: cst.Module, new: cst.Module, wrapper: MetadataWrapper) -> str:
-    """Regenerate only the top-level statements the rewrite changed; every other line is copied
-    from the input (libcst does not round-trip everything, e.g. `except X :`, LibCST #1457)."""
-    positions = wrapper.resolve(PositionProvider)
-    lines = text.splitlines(keepends=True)
-    for before, after in reversed(list(zip(old.body, new.body))):
-        if before is after or before.deep_equals(after):
-            continue
-        pos = positions[before]
-        code = new.code_for_node(after.with_changes(leading_lines=[]))
-        lines[pos.start.line - 1:pos.end.line] = [code if code.endswith("\n") else code + "\n"]
-    return "".join(lines)
+    bind_in_header = not place_import(lines, tree)
+    for first, last, module, found in reversed(wrappers):
+        first_event_class = bind_in_header and (first, last) == wrappers[0][:2]
+        new = module.visit(_Rewrite(found, bind_in_header=first_event_class))
+        lines[first - 1:last] = [new.code]
+    text = "".join(lines)
+    return text if lowered.text.endswith("\n") or not text.endswith("\n") else text[:-1]
 
 
 def _many(errors: list[CompileError]) -> Exception:
@@ -327,35 +336,3 @@ class _Fields(dict):
 
     def get(self, key, default=None):
         return dict.get(self, key, default)
-
-
-def _add_import(module: cst.Module) -> cst.Module:
-    """Import the runtime on an existing line: before the first statement that is not the
-    docstring or a __future__ import, or after the last of those; line numbers never move."""
-    body = list(module.body)
-    k = 0
-    while k < len(body) and _prelude(body[k], k):
-        k += 1
-    imp = cst.parse_statement(IMPORT + "\n").body[0]  # type: ignore[attr-defined]
-    if k < len(body) and isinstance(body[k], cst.SimpleStatementLine):
-        body[k] = body[k].with_changes(body=[imp.with_changes(semicolon=cst.Semicolon(
-            whitespace_after=cst.SimpleWhitespace(" ")))] + list(body[k].body))
-    elif k > 0:
-        prev = body[k - 1]
-        last = prev.body[-1].with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
-        body[k - 1] = prev.with_changes(body=list(prev.body[:-1]) + [last, imp])
-    elif module.header:
-        # comment or blank lines open the file: the import takes the place of the first one
-        return module.with_changes(header=module.header[1:], body=[cst.SimpleStatementLine([imp])] + body)
-    else:
-        return module  # the first event class binds the runtime in its own header
-    return module.with_changes(body=body)
-
-
-def _prelude(stmt: cst.CSTNode, k: int) -> bool:
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    first = stmt.body[0]
-    if k == 0 and isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    return isinstance(first, cst.ImportFrom) and isinstance(first.module, cst.Name) and first.module.value == "__future__"
