@@ -1,0 +1,170 @@
+"""Per class: its event methods, guard fields, `local` fields and the subscription variables each
+field feeds — found on Python's own `ast` of the lowered source (fast, with positions), and the
+guards checked against the event schema and the class's fields. User mistakes become
+CompileErrors positioned in the .epy file."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from ..guards import GuardError, compile_guard
+from ..runtime.model import EventType
+from ._diagnostics import CompileError
+from ._lower import Lowered
+
+RUNTIME = "__eventpy__"
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+class ClassInfo:
+    def __init__(self, node: ast.ClassDef) -> None:
+        self.node = node
+        self.events: list[ast.FunctionDef] = []
+        self.locals: list[str] = []
+        self.field_types: dict[str, type | None] = {}
+        self.fields: set[str] = set()  # every self.X the class assigns or annotates
+        self.guard_fields: set[str] = set()
+        # field -> the subscription variables a store recomputes: "method: predicates"
+        self.variables: dict[str, list[str]] = {}
+
+    @property
+    def rewritten(self) -> bool:
+        return bool(self.events or self.locals)
+
+
+def when_call(fn: ast.AST) -> ast.Call | None:
+    ann = getattr(fn, "returns", None)
+    if (isinstance(ann, ast.Call) and isinstance(ann.func, ast.Attribute)
+            and isinstance(ann.func.value, ast.Name) and ann.func.value.id == RUNTIME
+            and ann.func.attr == "when"):
+        return ann
+    return None
+
+
+def classes_in_order(node: ast.AST) -> Iterator[ast.ClassDef]:
+    """Class definitions in source (pre-)order, as libcst's transformer meets them."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef):
+            yield child
+        yield from classes_in_order(child)
+
+
+def _self_targets(t: ast.AST) -> list[str]:
+    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+        return [t.attr]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [f for el in t.elts for f in _self_targets(el)]
+    if isinstance(t, ast.Starred):
+        return _self_targets(t.value)
+    return []
+
+
+class Analysis:
+    def __init__(self, lowered: Lowered, module_name: str, path: str, source: str) -> None:
+        self.lowered = lowered
+        self.module_name = module_name
+        self.path = path
+        self.source = source
+        self.errors: list[CompileError] = []
+        self.classes: dict[ast.ClassDef, ClassInfo] = {}
+
+    def error(self, message: str, node: ast.AST | None = None, line: int = 0, col: int = 0) -> None:
+        if node is not None:
+            line, col = node.lineno, self.lowered.original_column(node.lineno, node.col_offset + 1)
+        self.errors.append(CompileError(message, line, col, self.path, self.source))
+
+    def run(self, tree: ast.Module) -> None:
+        self._visit(tree, None)
+        for info in self.classes.values():
+            for fn in info.events:
+                self._check_guard(fn, info)
+        locals_all = {n for i in self.classes.values() for n in i.locals}
+        for line, col, name in self.lowered.releases + self.lowered.lasts:
+            if name not in locals_all:
+                word = "release" if (line, col, name) in self.lowered.releases else "last"
+                self.error(f"`{word} self.{name}`: {name} is not declared `local` in the class",
+                           line=line, col=col + 1)
+
+    def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                info = self.classes[child] = ClassInfo(child)
+                self._visit(child, info, direct=True)
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and when_call(child):
+                if owner is not None and direct:
+                    owner.events.append(child)  # type: ignore[arg-type]
+                else:
+                    self.error("`event def` must be a method, directly inside a class body", child)
+            if owner is not None:
+                if isinstance(child, ast.AnnAssign):
+                    if direct and isinstance(child.target, ast.Name):
+                        name = child.target.id
+                        ann = child.annotation
+                        owner.field_types[name] = _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
+                        owner.fields.add(name)
+                        if child.lineno in self.lowered.locals:
+                            owner.locals.append(name)
+                    else:
+                        owner.fields.update(_self_targets(child.target))
+                elif isinstance(child, ast.Assign):
+                    for t in child.targets:
+                        owner.fields.update(_self_targets(t))
+                elif isinstance(child, ast.AugAssign):
+                    owner.fields.update(_self_targets(child.target))
+            self._visit(child, owner, direct=direct and isinstance(child, ast.ClassDef))
+
+    def _schema(self, fn: ast.FunctionDef, cls: str) -> EventType | None:
+        args = fn.args
+        params = args.posonlyargs + args.args
+        if not params or params[0].arg != "self":
+            self.error(f"event method {fn.name} needs `self` as its first parameter", fn)
+            return None
+        if args.vararg or args.kwarg:
+            self.error("event methods take named, annotated parameters only (no *args or **kwargs)", fn)
+            return None
+        schema = {}
+        for p in params[1:] + args.kwonlyargs:
+            t = _TYPES.get(p.annotation.id) if isinstance(p.annotation, ast.Name) else None
+            if t is None:
+                what = "has no annotation" if p.annotation is None else "has an unsupported type"
+                self.error(f"event parameter {p.arg!r} {what}; annotate it with int, float, str or bool", p)
+                return None
+            schema[p.arg] = t
+        return EventType(f"{cls}.{fn.name}", **schema)
+
+    def _check_guard(self, fn: ast.FunctionDef, info: ClassInfo) -> None:
+        etype = self._schema(fn, f"{self.module_name}.{info.node.name}")
+        call = when_call(fn)
+        if etype is None or call is None or not call.args:
+            return
+        values = [a.value for a in call.args if isinstance(a, ast.Constant)]
+        text, line, col = (values + ["True", 0, 0])[:3] if values else ("True", 0, 0)
+        try:
+            plan = compile_guard(text, etype, _Fields({f: info.field_types.get(f) for f in info.fields}),
+                                 mode="epy")
+        except GuardError as e:
+            message = e.message
+            if "is not a parameter of the event method" in message:
+                name = message.split("'")[1]
+                message = (f"name {name!r} is neither a parameter of {fn.name} nor a field; "
+                           + (f"did you mean self.{name}?" if name in info.fields else
+                              f"parameters: {', '.join(etype.attrs)}"))
+            self.error(message, line=line + e.line - 1, col=(col + e.column - 1) if e.line == 1 else e.column)
+            return
+        info.guard_fields |= plan.param_names
+        for var in plan.vars:
+            if var.kind == "constraint" and var.text:
+                for f in var.deps:
+                    info.variables.setdefault(f, []).append(f"{fn.name}: {var.text}")
+
+
+class _Fields(dict):
+    """Guard fields: any self.X is allowed (it may be set elsewhere); known types are checked."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def get(self, key, default=None):
+        return dict.get(self, key, default)
