@@ -69,17 +69,15 @@ def check_appended(p: Path, text: str) -> str | None:
         return "does not compile"
     if len(out.splitlines()) != len(src.splitlines()):
         return "line count changed"
-    tree = ast.parse(text)
-    old = src.splitlines()
-    new = out.splitlines()
-    for stmt in tree.body:
-        a, b = stmt.lineno - 1, stmt.end_lineno
-        if old[a:b] != new[a:b]:
-            # the one statement that took the runtime import on its line
-            if not (new[a].startswith("import eventpy.runtime.lang as __eventpy__; ") and
-                    new[a].removeprefix("import eventpy.runtime.lang as __eventpy__; ") == old[a]
-                    and old[a + 1:b] == new[a + 1:b]):
-                return f"statement at line {stmt.lineno} changed"
+    # every original top-level statement: same AST, same line; the runtime import is extra
+    old = ast.parse(text).body
+    new = [st for st in ast.parse(out).body if not (
+        isinstance(st, ast.Import) and st.names[0].name == "eventpy.runtime.lang")]
+    for a, b in zip(old, new):
+        if ast.dump(a) != ast.dump(b) or (a.lineno, a.end_lineno) != (b.lineno, b.end_lineno):
+            return f"statement at line {a.lineno} changed"
+    if len(new) != len(old) + 1:
+        return "statements added or lost"
     return None
 
 
