@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._diagnostics import CompileError, CompileErrors
+from ._diagnostics import CompileError, CompileErrors, InternalError, Where
 from ._lower import lower
 from ._rewrite import rewrite
 
@@ -13,12 +13,17 @@ def compile_source(source: str, path: str = "<epy>", module_name: str | None = N
     """The Python text of an .epy source; raises CompileError(s) for the user's mistakes."""
     if module_name is None:
         module_name = Path(path).stem if path and not path.startswith("<") else "__main__"
-    lowered = lower(source, path)
+    Where.line = 1
     try:
+        lowered = lower(source, path)
         return rewrite(lowered, module_name, path, source)
+    except (CompileError, CompileErrors):
+        raise
     except RecursionError:
         raise CompileError("the file nests expressions too deeply for eventpyc to rewrite it",
                            1, 1, path, source) from None
+    except Exception as e:  # not the user's mistake: say so, with where it happened
+        raise InternalError(path, Where.line, e) from e
 
 
-__all__ = ["CompileError", "CompileErrors", "compile_source"]
+__all__ = ["CompileError", "CompileErrors", "InternalError", "compile_source"]

@@ -10,7 +10,7 @@ from typing import Iterator
 
 from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
-from ._diagnostics import CompileError
+from ._diagnostics import CompileError, Where
 from ._lower import Lowered
 
 RUNTIME = "__eventpy__"
@@ -78,6 +78,7 @@ class Analysis:
         self._visit(tree, None)
         for info in self.classes.values():
             for fn in info.events:
+                Where.line = fn.lineno
                 self._check_guard(fn, info)
         locals_all = {n for i in self.classes.values() for n in i.locals}
         for line, col, name in self.lowered.releases + self.lowered.lasts:
@@ -88,6 +89,7 @@ class Analysis:
 
     def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False) -> None:
         for child in ast.iter_child_nodes(node):
+            Where.line = getattr(child, "lineno", Where.line)
             if isinstance(child, ast.ClassDef):
                 info = self.classes[child] = ClassInfo(child)
                 self._visit(child, info, direct=True)

@@ -38,3 +38,19 @@ class CompileErrors(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+class Where:
+    """The line the compiler is working on, so that a bug in eventpyc can be reported with the
+    file and line it was compiling (`InternalError`)."""
+
+    line = 0
+
+
+class InternalError(Exception):
+    """A bug in eventpyc (not a mistake in the program), with where it happened."""
+
+    def __init__(self, path: str, line: int, cause: BaseException) -> None:
+        super().__init__(f"{path}:{line}: internal error in eventpyc ({type(cause).__name__}: {cause}); "
+                         "this is a bug in eventpyc, please report it with this file")
+        self.path, self.line, self.cause = path, line, cause

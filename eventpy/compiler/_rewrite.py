@@ -14,7 +14,7 @@ import ast
 
 import libcst as cst
 
-from ._diagnostics import CompileError
+from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
 from ._imports import place_import
 from ._lower import Lowered
@@ -84,6 +84,19 @@ class _Rewrite(cst.CSTTransformer):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return False  # the line is wrapped as a whole: its expressions need no visit
 
+    # nothing to rewrite in parameters, annotations, decorators or class bases: skip them
+    def visit_Parameters(self, node: cst.Parameters) -> bool:
+        return False
+
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return False
+
+    def visit_Decorator(self, node: cst.Decorator) -> bool:
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return False
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> cst.BaseStatement:
         info = next((c for c in reversed(self.stack) if c is not None), None)
@@ -152,6 +165,7 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
             snippets.append((first, last, infos))
     bind_in_header = not place_import(lines, tree)
     for k, (first, last, infos) in reversed(list(enumerate(snippets))):
+        Where.line = first
         module = cst.parse_module("".join(lines[first - 1:last]))
         new = module.visit(_Rewrite(infos, bind_in_header=bind_in_header and k == 0))
         lines[first - 1:last] = [new.code]
@@ -160,6 +174,4 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
 
 
 def _many(errors: list[CompileError]) -> Exception:
-    from ._diagnostics import CompileErrors
-
     return CompileErrors(errors)

@@ -16,7 +16,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import CompileError, CompileErrors, compile_source
+from . import CompileError, CompileErrors, InternalError, compile_source
 
 
 def _sources(paths: list[Path]) -> list[Path]:
@@ -40,9 +40,9 @@ def compile_file(src: Path, out: Path | None, check: bool) -> int:
     except (CompileError, CompileErrors) as e:
         print(e.render(), file=sys.stderr)
         return 1
-    except Exception:  # a bug in eventpyc, not in the user's program
-        print(f"{src}: internal error in eventpyc (please report it with this file):", file=sys.stderr)
-        traceback.print_exc()
+    except InternalError as e:  # a bug in eventpyc, not in the user's program
+        print(e, file=sys.stderr)
+        traceback.print_exception(e.cause)
         return 2
     if not check:
         target = out if out is not None else src.with_suffix(".py")

@@ -86,3 +86,14 @@ def test_mutated_sources_give_diagnostics_never_tracebacks():
             compile_source("".join(text), "m.epy")
         except (CompileError, CompileErrors) as e:
             assert e.render()
+
+
+def test_an_internal_error_names_the_file_and_line(monkeypatch):
+    from eventpy.compiler import InternalError, _analysis
+
+    def broken(self, fn, info):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(_analysis.Analysis, "_check_guard", broken)
+    with pytest.raises(InternalError, match=r"m.epy:6: internal error in eventpyc \(ZeroDivisionError: boom\)"):
+        compile_source(BASE, "m.epy")
