@@ -81,7 +81,7 @@ def _check(start: str, text: str, line: int, column: int, path: str, source: str
 
 
 def lower(source: str, path: str = "<epy>") -> Lowered:
-    if not any(word in source for word in ("event", "local", "release", "last")):
+    if not any(word in source for word in ("event", "when", "local", "release", "last")):
         return Lowered(source)  # no construct can be there: plain Python, as it is
     tokens: list[tokenize.TokenInfo] = []
     try:
