@@ -1,0 +1,255 @@
+"""Messages <-> frames, with limits and no I/O (DESIGN §2).
+
+A frame is a 4-byte big-endian length and a msgpack array `[kind, field, ...]`. Constraint values
+travel as tagged arrays: `["I", lo, lo_closed, hi, hi_closed]` (an Interval; msgpack keeps ±inf),
+`["S", [values], exclude]` (a ValueSet), `["D", [removed], [added]]` (a SetDelta), `["F", [values]]`
+(a set-valued parameter). `FrameDecoder.feed` is a pure function of the bytes fed so far: it
+returns whole messages, keeps a partial frame for later, and raises `WireError` (never anything
+else) on an oversized, truncated-and-closed, malformed or unknown frame; the caller then closes the
+link. Nothing received is ever evaluated: no pickle, no eval.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable
+
+import msgpack
+
+from .messages import Ack, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from .model import Interval, SetDelta, ValueSet
+
+DEFAULT_MAX_FRAME = 1 << 20  # 1 MiB
+_LEN = struct.Struct(">I")
+_SCALARS = (int, float, str, bool)
+
+
+class WireError(ValueError):
+    """A frame that cannot be accepted; the link that sent it is closed."""
+
+
+# -- values -----------------------------------------------------------------------------------
+def _enc_value(v: Any) -> Any:
+    if type(v) is Interval:
+        return ["I", v.lo, v.lo_closed, v.hi, v.hi_closed]
+    if type(v) is ValueSet:
+        return ["S", list(v.values), v.exclude]
+    if type(v) is SetDelta:
+        return ["D", list(v.removed), list(v.added)]
+    if isinstance(v, (set, frozenset)):
+        return ["F", list(v)]
+    if isinstance(v, _SCALARS):
+        return v
+    raise WireError(f"cannot encode a value of type {type(v).__name__}")
+
+
+def _scalars(xs: Any, what: str) -> frozenset:
+    if not isinstance(xs, list) or not all(isinstance(x, _SCALARS) for x in xs):
+        raise WireError(f"{what} must be a list of int, float, str or bool")
+    return frozenset(xs)
+
+
+def _dec_value(v: Any) -> Any:
+    if isinstance(v, _SCALARS):
+        return v
+    if not isinstance(v, list) or not v or not isinstance(v[0], str):
+        raise WireError("malformed value")
+    tag = v[0]
+    if tag == "I" and len(v) == 5:
+        lo, lc, hi, hc = v[1:]
+        if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float))
+                and type(lc) is bool and type(hc) is bool) or isinstance(lo, bool) or isinstance(hi, bool):
+            raise WireError("malformed interval")
+        return Interval(lo, lc, hi, hc)
+    if tag == "S" and len(v) == 3 and type(v[2]) is bool:
+        return ValueSet(_scalars(v[1], "a value set"), v[2])
+    if tag == "D" and len(v) == 3:
+        return SetDelta(_scalars(v[1], "removed values"), _scalars(v[2], "added values"))
+    if tag == "F" and len(v) == 2:
+        return _scalars(v[1], "a set parameter")
+    raise WireError(f"unknown value tag {tag!r}")
+
+
+def _tree(t: Any, depth: int = 0) -> tuple:
+    """Restricted expression trees keep their shape; compile_predicate validates the content."""
+    if depth > 40:
+        raise WireError("expression too deep")
+    if isinstance(t, list):
+        return tuple(_tree(x, depth + 1) for x in t)
+    if isinstance(t, _SCALARS):
+        return t
+    raise WireError("malformed expression tree")
+
+
+# -- messages ---------------------------------------------------------------------------------
+def _spec_out(spec: tuple) -> list:
+    return [[[list(c) for c in cons], switch, [list(_tlist(t)) for t in trees]] for cons, switch, trees in spec]
+
+
+def _tlist(t: Any) -> Any:
+    return [_tlist(x) for x in t] if isinstance(t, tuple) else t
+
+
+def _spec_in(spec: Any) -> tuple:
+    if not isinstance(spec, list):
+        raise WireError("a subscription spec must be a list")
+    out = []
+    for conj in spec:
+        if not (isinstance(conj, list) and len(conj) == 3 and isinstance(conj[0], list)
+                and type(conj[1]) is int and isinstance(conj[2], list)):
+            raise WireError("malformed conjunction")
+        cons = []
+        for c in conj[0]:
+            if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and type(c[1]) is int):
+                raise WireError("malformed constraint reference")
+            cons.append((c[0], c[1]))
+        out.append((tuple(cons), conj[1], tuple(_tree(t) for t in conj[2])))
+    return tuple(out)
+
+
+def _int(x: Any, what: str) -> int:
+    if type(x) is not int:
+        raise WireError(f"{what} must be an int")
+    return x
+
+
+def _str(x: Any, what: str) -> str:
+    if not isinstance(x, str):
+        raise WireError(f"{what} must be a str")
+    return x
+
+
+def _token(x: Any) -> tuple:
+    if not isinstance(x, list) or not all(isinstance(t, _SCALARS) for t in x):
+        raise WireError("a flush token must be a list of scalars")
+    return tuple(x)
+
+
+_ENCODERS: dict[type, Callable[[Any], list]] = {
+    Adv: lambda m: ["adv", m.etype, [list(f) for f in m.schema]],
+    Unadv: lambda m: ["unadv", m.etype],
+    Sub: lambda m: ["sub", m.etype, m.sid, _spec_out(m.spec), [_enc_value(v) for v in m.values]],
+    Unsub: lambda m: ["unsub", m.etype, m.sid],
+    Upd: lambda m: ["upd", m.etype, m.sid, [[var, _enc_value(v), seq] for var, (v, seq) in m.changes.items()]],
+    Pub: lambda m: ["pub", m.etype, list(m.values), m.origin, m.seq, m.time, list(m.sids)],
+    Flush: lambda m: ["flush", list(m.token)],
+    FlushAck: lambda m: ["flushack", list(m.token)],
+    Ack: lambda m: ["ack", list(m.ref), m.failed],
+    Hello: lambda m: ["hello", m.node, m.role, m.version],
+    Bye: lambda m: ["bye", m.reason],
+}
+
+
+def _upd(a: list) -> Upd:
+    etype, sid, changes = _str(a[0], "event type"), _int(a[1], "sid"), a[2]
+    if not isinstance(changes, list):
+        raise WireError("UPD changes must be a list")
+    out = {}
+    for ch in changes:
+        if not (isinstance(ch, list) and len(ch) == 3):
+            raise WireError("malformed UPD change")
+        out[_int(ch[0], "variable")] = (_dec_value(ch[1]), _int(ch[2], "sequence number"))
+    return Upd(etype, sid, out)
+
+
+def _pub(a: list) -> Pub:
+    values, sids = a[1], a[5]
+    if not isinstance(values, list) or not all(isinstance(v, _SCALARS) for v in values):
+        raise WireError("PUB values must be a list of scalars")
+    if not isinstance(sids, list) or not all(type(s) is int for s in sids):
+        raise WireError("PUB sids must be a list of ints")
+    t = a[4]
+    if not isinstance(t, (int, float)) or isinstance(t, bool):
+        raise WireError("PUB time must be a number")
+    return Pub(_str(a[0], "event type"), tuple(values), _str(a[2], "origin"), _int(a[3], "seq"), float(t),
+               tuple(sids))
+
+
+def _adv(a: list) -> Adv:
+    schema = a[1]
+    if not isinstance(schema, list) or not all(
+            isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in schema):
+        raise WireError("ADV schema must be a list of [attribute, type] pairs")
+    return Adv(_str(a[0], "event type"), tuple(tuple(f) for f in schema))
+
+
+_DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
+    "adv": (2, _adv),
+    "unadv": (1, lambda a: Unadv(_str(a[0], "event type"))),
+    "sub": (4, lambda a: Sub(_str(a[0], "event type"), _int(a[1], "sid"), _spec_in(a[2]),
+                             [_dec_value(v) for v in _list(a[3], "values")])),
+    "unsub": (2, lambda a: Unsub(_str(a[0], "event type"), _int(a[1], "sid"))),
+    "upd": (3, _upd),
+    "pub": (6, _pub),
+    "flush": (1, lambda a: Flush(_token(a[0]))),
+    "flushack": (1, lambda a: FlushAck(_token(a[0]))),
+    "ack": (2, lambda a: Ack(_token(a[0]), _str(a[1], "failed broker"))),
+    "hello": (3, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"))),
+    "bye": (1, lambda a: Bye(_str(a[0], "reason"))),
+}
+
+
+def _list(x: Any, what: str) -> list:
+    if not isinstance(x, list):
+        raise WireError(f"{what} must be a list")
+    return x
+
+
+def encode(msg: Any, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
+    """One frame for one message."""
+    try:
+        body = msgpack.packb(_ENCODERS[type(msg)](msg), use_bin_type=True)
+    except KeyError:
+        raise WireError(f"cannot encode {type(msg).__name__}") from None
+    except (OverflowError, TypeError, ValueError) as e:  # e.g. an int beyond 64 bits
+        raise WireError(f"cannot encode {type(msg).__name__}: {e}") from None
+    if len(body) > max_frame:
+        raise WireError(f"{type(msg).__name__} of {len(body)} bytes exceeds the frame limit {max_frame}")
+    return _LEN.pack(len(body)) + body
+
+
+def decode_body(body: bytes) -> Any:
+    """One frame body -> one message (WireError if it is not one)."""
+    try:
+        # the body is at most max_frame bytes: whatever it claims inside, allocation is bounded
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
+    except Exception as e:  # msgpack raises several types for malformed input
+        raise WireError(f"malformed msgpack: {type(e).__name__}") from None
+    if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
+        raise WireError("a frame must hold [kind, ...]")
+    entry = _DECODERS.get(obj[0])
+    if entry is None:
+        raise WireError(f"unknown message kind {obj[0][:20]!r}")
+    arity, build = entry
+    if len(obj) - 1 != arity:
+        raise WireError(f"{obj[0]} takes {arity} fields, got {len(obj) - 1}")
+    return build(obj[1:])
+
+
+class FrameDecoder:
+    """Bytes in (any split), messages out. Holds at most one partial frame."""
+
+    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.max_frame = max_frame
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[Any]:
+        self._buf += data
+        out = []
+        while len(self._buf) >= 4:
+            (n,) = _LEN.unpack_from(self._buf)
+            if n > self.max_frame:
+                raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
+            if len(self._buf) < 4 + n:
+                break
+            body = bytes(self._buf[4:4 + n])
+            del self._buf[:4 + n]
+            out.append(decode_body(body))
+        return out
+
+    def close(self) -> None:
+        """The peer closed: a partial frame left over is a truncated frame."""
+        if self._buf:
+            n = len(self._buf)
+            self._buf.clear()
+            raise WireError(f"connection closed inside a frame ({n} bytes pending)")

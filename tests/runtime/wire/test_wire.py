@@ -1,0 +1,139 @@
+"""Frames: round trips of every message kind, any split of the byte stream, merged frames, and
+refusal (WireError, never another exception) of whatever is not a valid frame."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import msgpack
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eventpy.guards import compile_guard
+from eventpy.runtime.messages import Ack, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from eventpy.runtime.model import INF, EventType, Interval, SetDelta, ValueSet
+from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode
+
+Q = EventType("stocks.Quote", firm=str, price=float, vol=int)
+PLAN = compile_guard("firm in watch and price < limit * 2 and abs(price - vol) > 1 and on", Q,
+                     {"watch": frozenset, "limit": float, "on": bool})
+VALUES = PLAN.evaluate({"watch": frozenset({"IBM", "HP"}), "limit": 5.0, "on": True})
+
+MESSAGES = [
+    Adv("stocks.Quote", Q.to_wire()),
+    Unadv("stocks.Quote"),
+    Sub("stocks.Quote", 7, PLAN.spec, VALUES),
+    Unsub("stocks.Quote", 7),
+    Upd("stocks.Quote", 7, {0: (SetDelta(frozenset({"HP"}), frozenset({"ORCL"})), 3),
+                            1: (Interval(-INF, True, 12.5, False), 4), 2: (False, 1)}),
+    Pub("stocks.Quote", ("IBM", 9.5, 3), "node-1", 42, 1700000000.25, (7, 9)),
+    Flush(("node-1", 3)),
+    FlushAck(("node-1", 3)),
+    Ack(("node-1", 7, 4), "b2"),
+    Hello("node-1", "client", 1),
+    Bye("done"),
+]
+
+
+@pytest.mark.parametrize("msg", MESSAGES, ids=lambda m: type(m).__name__)
+def test_round_trip(msg):
+    (back,) = FrameDecoder().feed(encode(msg))
+    assert back == msg
+
+
+def test_every_split_of_the_stream_gives_the_same_messages():
+    stream = b"".join(encode(m) for m in MESSAGES)
+    for cut in range(len(stream) + 1):
+        dec = FrameDecoder()
+        got = dec.feed(stream[:cut]) + dec.feed(stream[cut:])
+        assert got == MESSAGES, cut
+    dec = FrameDecoder()
+    got = []
+    for b in stream:  # one byte at a time
+        got += dec.feed(bytes([b]))
+    assert got == MESSAGES
+
+
+def test_decoded_subscription_works_at_a_broker():
+    from eventpy.runtime.broker import Broker
+
+    b = Broker()
+    b.connect("c", "client")
+    for m in (MESSAGES[0], MESSAGES[2]):
+        (back,) = FrameDecoder().feed(encode(m))
+        b.handle("c", back)
+    assert b.stats["refused"] == 0 and b.subscription_count() == 1
+    out = b.handle("c", Pub("stocks.Quote", ("IBM", 9.5, 3), "p", 1, 0.0))
+    assert out and out[0][1].sids == (7,)
+
+
+def frame(obj) -> bytes:
+    body = msgpack.packb(obj, use_bin_type=True)
+    return struct.pack(">I", len(body)) + body
+
+
+@pytest.mark.parametrize("raw", [
+    frame(["nope", 1]),                      # unknown kind
+    frame(["unsub", "t"]),                   # wrong arity
+    frame(["unsub", "t", "seven"]),          # wrong type
+    frame(["sub", "t", 1, "spec", []]),      # malformed spec
+    frame(["sub", "t", 1, [[[["a", 0]], -1, []]], [["X", 1]]]),  # unknown value tag
+    frame(["upd", "t", 1, [[0, ["I", "lo", True, 1, True], 1]]]),
+    frame(["pub", "t", [[1, 2]], "o", 1, 0.0, []]),
+    frame(["pub", "t", [1], "o", 1, 0.0, ["x"]]),
+    frame({"kind": "adv"}),                  # not an array
+    frame([]),
+    struct.pack(">I", 3) + b"\xc1\xc1\xc1",  # not msgpack
+    struct.pack(">I", 1 << 30),              # announced size over the limit: refused before reading
+])
+def test_malformed_frames_raise_wire_error(raw):
+    with pytest.raises(WireError):
+        FrameDecoder().feed(raw)
+
+
+def test_truncated_frame_is_reported_on_close_and_oversized_messages_are_not_sent():
+    dec = FrameDecoder()
+    data = encode(MESSAGES[2])
+    assert dec.feed(data[:-3]) == []
+    with pytest.raises(WireError, match="inside a frame"):
+        dec.close()
+    with pytest.raises(WireError, match="exceeds the frame limit"):
+        encode(Pub("t", ("x" * 2000,), "o", 1, 0.0), max_frame=1000)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_never_raise_anything_but_wire_error(data):
+    dec = FrameDecoder(max_frame=4096)
+    try:
+        dec.feed(data)
+        dec.close()
+    except WireError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**64 - 1), st.floats(allow_nan=False),
+                              st.text(max_size=5)),
+                    lambda kids: st.lists(kids, max_size=4), max_leaves=20))
+def test_arbitrary_msgpack_bodies_never_raise_anything_but_wire_error(obj):
+    for kind in ("sub", "upd", "pub", "adv", "flush", "hello"):
+        try:
+            decode_body(msgpack.packb([kind, obj, obj, obj, obj, obj, obj][: 1 + {"sub": 4, "upd": 3, "pub": 6,
+                                                                                 "adv": 2, "flush": 1,
+                                                                                 "hello": 3}[kind]]))
+        except WireError:
+            pass
+
+
+def test_unencodable_values_are_wire_errors():
+    with pytest.raises(WireError):
+        encode(Pub("t", (2 ** 80,), "o", 1, 0.0))
+
+
+def test_infinities_survive():
+    msg = Upd("t", 1, {0: (Interval(-INF, False, INF, True), 1)})
+    (back,) = FrameDecoder().feed(encode(msg))
+    assert math.isinf(back.changes[0][0].lo) and back == msg
