@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -76,6 +77,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _broker(args: argparse.Namespace) -> int:
+    from eventpy.runtime.launcher import run_broker
+
+    return run_broker(Path(args.config), args.id)
+
+
+def _overlay(args: argparse.Namespace) -> int:
+    from eventpy.runtime import launcher
+
+    run_dir = Path(args.run_dir)
+    if args.action == "up":
+        return launcher.overlay_up(run_dir, args.topology, args.brokers, args.host, args.port, args.mode,
+                                   args.matcher, args.summary)
+    if args.action == "status":
+        return launcher.overlay_status(run_dir)
+    return launcher.overlay_down(run_dir)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="eventpy", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,6 +107,21 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("file")
     run.add_argument("args", nargs=argparse.REMAINDER)
     run.set_defaults(func=_run)
+    broker = sub.add_parser("broker", help="run one broker of an overlay in the foreground")
+    broker.add_argument("--config", required=True, help="the overlay's TOML file")
+    broker.add_argument("--id", required=True, help="this broker's name in it")
+    broker.set_defaults(func=_broker)
+    overlay = sub.add_parser("overlay", help="start, inspect and stop broker processes on this machine")
+    overlay.add_argument("action", choices=("up", "status", "down"))
+    overlay.add_argument("--brokers", type=int, default=3)
+    overlay.add_argument("--topology", default="line", help="line, star, tree, random, or a TOML file")
+    overlay.add_argument("--host", default="127.0.0.1")
+    overlay.add_argument("--port", type=int, default=7100, help="the first broker's port (then +1, +2 ...)")
+    overlay.add_argument("--mode", default="parametric", choices=("parametric", "resub"))
+    overlay.add_argument("--matcher", default="fastint", choices=("fastint", "poset", "naive"))
+    overlay.add_argument("--summary", default="attribute", choices=("attribute", "poset"))
+    overlay.add_argument("--run-dir", default=".eventpy/overlay", help="where pid files, logs and status go")
+    overlay.set_defaults(func=_overlay)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -157,10 +157,10 @@ class Node:
                 return
             for state in list(self._local.core.subs.values()):
                 self._local.core.unsubscribe(state)
-        self._local.overlay.wake(self._local)
-        self._local.overlay.detach(self._local)
         with self._local.lock:
             self._local.closed = True
+        self._local.overlay.wake(self._local)
+        self._local.overlay.detach(self._local)
 
     def __enter__(self) -> "Node":
         return self
@@ -180,8 +180,7 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
     global _overlay
     url = url or os.environ.get(ENV_BROKER) or None
     if url is not None and url not in ("inproc:", "inproc://", "embedded"):
-        raise ValueError(f"cannot attach to {url!r}: only the embedded overlay is available in this "
-                         f"version (the TCP overlay is not built yet); unset {ENV_BROKER}")
+        return _connect_remote(url, name)
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:
@@ -193,6 +192,32 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
                 raise ValueError(f"the embedded overlay already runs with {have}; asked for {clash} "
                                  "(call eventpy.shutdown() first)")
         node = Node(_overlay.attach(name))
+        _nodes.append(node)
+    return node
+
+
+_remote: dict[str, Any] = {}
+
+
+def _connect_remote(url: str, name: str | None) -> Node:
+    """`tcp://host:port`: a node with its own connection to that broker."""
+    from urllib.parse import urlsplit
+
+    from .transports.tcp import TcpOverlay
+
+    parts = urlsplit(url)
+    if parts.scheme != "tcp" or not parts.hostname or not parts.port:
+        raise ValueError(f"cannot attach to {url!r}: use tcp://HOST:PORT (or no URL for the embedded overlay)")
+    with _lock:
+        overlay = _remote.get(url)
+        if overlay is None:
+            overlay = _remote[url] = TcpOverlay(parts.hostname, parts.port)
+    try:
+        local = overlay.attach(name)
+    except OSError as e:
+        raise ConnectionError(f"cannot attach to {url}: {e}") from None
+    node = Node(local)
+    with _lock:
         _nodes.append(node)
     return node
 
@@ -237,6 +262,10 @@ def shutdown() -> None:
         n.close()
     with _lock:
         overlay, _overlay = _overlay, None
+        remote = list(_remote.values())
+        _remote.clear()
         _closed_stats.clear()
     if overlay is not None:
         overlay.stop()
+    for r in remote:
+        r.stop()

@@ -84,6 +84,7 @@ class Hello:
     node: str
     role: str  # "client" or "broker"
     version: int = 1
+    mode: str = ""  # a broker tells its overlay's mode (parametric or resub)
 
 
 @dataclass(slots=True)

@@ -135,7 +135,7 @@ _ENCODERS: dict[type, Callable[[Any], list]] = {
     Flush: lambda m: ["flush", list(m.token)],
     FlushAck: lambda m: ["flushack", list(m.token)],
     Ack: lambda m: ["ack", list(m.ref), m.failed],
-    Hello: lambda m: ["hello", m.node, m.role, m.version],
+    Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode],
     Bye: lambda m: ["bye", m.reason],
 }
 
@@ -184,7 +184,8 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "flush": (1, lambda a: Flush(_token(a[0]))),
     "flushack": (1, lambda a: FlushAck(_token(a[0]))),
     "ack": (2, lambda a: Ack(_token(a[0]), _str(a[1], "failed broker"))),
-    "hello": (3, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"))),
+    "hello": (4, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
+                                 _str(a[3], "mode"))),
     "bye": (1, lambda a: Bye(_str(a[0], "reason"))),
 }
 

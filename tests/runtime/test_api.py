@@ -172,8 +172,11 @@ def test_context_managers_unsubscribe_and_close():
 
 
 def test_unknown_broker_urls_are_refused_clearly(monkeypatch):
-    monkeypatch.setenv("EVENTPY_BROKER", "tcp://127.0.0.1:7100")
-    with pytest.raises(ValueError, match="only the embedded overlay"):
+    monkeypatch.setenv("EVENTPY_BROKER", "udp://127.0.0.1:7100")
+    with pytest.raises(ValueError, match="use tcp://HOST:PORT"):
+        eventpy.connect()
+    monkeypatch.setenv("EVENTPY_BROKER", "tcp://127.0.0.1:1")  # nothing listens there
+    with pytest.raises(ConnectionError, match="cannot attach to tcp://127.0.0.1:1"):
         eventpy.connect()
 
 

@@ -1,0 +1,203 @@
+"""`eventpy broker` and `eventpy overlay up/status/down`: broker processes on this machine.
+
+An overlay lives in a run directory (default `.eventpy/overlay`): `overlay.toml` (brokers, their
+addresses, the links, mode, matcher, summary), one `NAME.pid`, `NAME.log` and `NAME.status.json`
+per broker. `up` returns when every broker accepts connections and every link is established;
+`down` stops only the processes whose pid files it finds there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .broker import Broker
+from .overlay import Topology, TopologyError, make_topology
+
+DEFAULT_RUN_DIR = Path(".eventpy/overlay")
+
+
+def write_config(path: Path, topology: Topology, host: str, port: int, mode: str, matcher: str,
+                 summary: str) -> None:
+    lines = [f'mode = "{mode}"', f'matcher = "{matcher}"', f'summary = "{summary}"', "", "links = ["]
+    lines += [f'  ["{a}", "{b}"],' for a, b in topology.links]
+    lines += ["]", ""]
+    for i, b in enumerate(topology.brokers):
+        lines += [f"[brokers.{b}]", f'host = "{host}"', f"port = {port + i}", ""]
+    path.write_text("\n".join(lines))
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    try:
+        cfg = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise SystemExit(f"{path}: cannot read the overlay configuration: {e}")
+    brokers = cfg.get("brokers")
+    if not isinstance(brokers, dict) or not brokers:
+        raise SystemExit(f"{path}: needs a [brokers.NAME] table per broker, with host and port")
+    try:
+        cfg["topology"] = Topology(tuple(brokers), tuple(tuple(link) for link in cfg.get("links", [])))
+    except (TopologyError, TypeError, ValueError) as e:
+        raise SystemExit(f"{path}: {e}")
+    return cfg
+
+
+def run_broker(config: Path, name: str) -> int:
+    """`eventpy broker --config FILE --id NAME`: one broker in the foreground."""
+    from .transports.tcp import BrokerServer
+
+    cfg = read_config(config)
+    if name not in cfg["brokers"]:
+        raise SystemExit(f"{config}: no broker named {name!r} (have {', '.join(cfg['brokers'])})")
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {name} %(levelname)s %(message)s")
+    me = cfg["brokers"][name]
+    topo: Topology = cfg["topology"]
+    neighbors = {n: (cfg["brokers"][n]["host"], int(cfg["brokers"][n]["port"])) for n in topo.neighbors(name)}
+    broker = Broker(name, mode=cfg.get("mode", "parametric"), matcher=cfg.get("matcher", "fastint"),
+                    summary=cfg.get("summary", "attribute"))
+    server = BrokerServer(broker, me.get("host", "127.0.0.1"), int(me["port"]), neighbors,
+                          status_file=config.parent / f"{name}.status.json")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        asyncio.run(server.run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str,
+               matcher: str, summary: str, timeout: float = 20.0) -> int:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if any(run_dir.glob("*.pid")):
+        print(f"an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)
+        return 1
+    config = run_dir / "overlay.toml"
+    if topology.endswith(".toml"):
+        cfg_text = Path(topology).read_text()
+        config.write_text(cfg_text)
+        read_config(config)  # refuses cycles and mistakes before starting anything
+    else:
+        try:
+            topo = make_topology(topology, brokers)
+        except TopologyError as e:
+            print(f"eventpy overlay: {e}", file=sys.stderr)
+            return 1
+        write_config(config, topo, host, port, mode, matcher, summary)
+    cfg = read_config(config)
+    for name in cfg["brokers"]:
+        (run_dir / f"{name}.status.json").unlink(missing_ok=True)
+        log = open(run_dir / f"{name}.log", "ab")
+        proc = subprocess.Popen([sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        (run_dir / f"{name}.pid").write_text(str(proc.pid))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = _statuses(run_dir)
+        if len(states) == len(cfg["brokers"]) and all(s.get("ready") for s in states.values()):
+            where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items()))
+            print(f"overlay up: {len(states)} brokers in {run_dir} ({where})")
+            return 0
+        dead = [n for n in cfg["brokers"] if not _alive(run_dir / f"{n}.pid")]
+        if dead:
+            print(f"broker(s) {', '.join(dead)} exited; see {run_dir}/*.log", file=sys.stderr)
+            overlay_down(run_dir)
+            return 1
+        time.sleep(0.1)
+    print(f"the overlay was not ready within {timeout:g} s; see {run_dir}/*.log", file=sys.stderr)
+    overlay_down(run_dir)
+    return 1
+
+
+def _statuses(run_dir: Path) -> dict[str, dict]:
+    out = {}
+    for f in run_dir.glob("*.status.json"):
+        try:
+            out[f.name.removesuffix(".status.json")] = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            pass
+    return out
+
+
+def _alive(pid_file: Path) -> bool:
+    try:
+        pid = int(pid_file.read_text())
+        os.kill(pid, 0)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def overlay_status(run_dir: Path) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    states = _statuses(run_dir)
+    if not states:
+        print(f"no overlay in {run_dir}", file=sys.stderr)
+        return 1
+    table = Table(title=f"overlay in {run_dir}")
+    for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent", "msgs/s"):
+        table.add_column(col)
+    for name, s in sorted(states.items()):
+        stats = s.get("stats", {})
+        subs = sum(t.get("subscriptions", 0) for t in s.get("types", {}).values())
+        rate = stats.get("received", 0) / max(s.get("uptime", 1), 1e-9)
+        table.add_row(name, f"{s['host']}:{s['port']}", str(s["pid"]),
+                      "yes" if _alive(run_dir / f"{name}.pid") else "no",
+                      ", ".join(f"{k} ({v})" for k, v in s.get("connected", {}).items()), str(subs),
+                      str(stats.get("received", 0)), str(stats.get("sent", 0)), f"{rate:.1f}")
+    Console(width=140).print(table)
+    return 0
+
+
+def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
+    pids = {}
+    for f in run_dir.glob("*.pid"):
+        try:
+            pids[f] = int(f.read_text())
+        except (OSError, ValueError):
+            f.unlink(missing_ok=True)
+    for f, pid in pids.items():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + timeout
+    for f, pid in pids.items():
+        while time.monotonic() < deadline and _running(pid):
+            time.sleep(0.05)
+        if _running(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        f.unlink(missing_ok=True)
+        (run_dir / f.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
+    print(f"overlay down: stopped {len(pids)} broker(s)")
+    return 0
+
+
+def _running(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)  # reap our own children
+        if done == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:  # a zombie of another parent counts as stopped
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True

@@ -1,0 +1,266 @@
+"""The TCP transport (asyncio streams): the same sans-I/O `Broker` and `ClientCore` as in the
+embedded overlay, with frames of `eventpy.runtime.wire` on sockets.
+
+Every connection opens with HELLO (node name, role, protocol version, the overlay's mode). A broker
+process serves clients and neighbor brokers and dials the neighbors it is configured to dial (the
+one whose name sorts first), retrying with backoff. One reader task and one writer task per link;
+links are FIFO. A client's messages stay in its node's outbox until the writer takes them, after
+the socket drained, so a lagging broker lets UPDs coalesce (backpressure reaches the client).
+A malformed frame closes that link with a logged reason; the broker keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from .._executor import DeliveryPool
+from ..broker import Broker
+from ..embedded import LocalNode
+from ..messages import Hello
+from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode
+
+log = logging.getLogger("eventpy.tcp")
+PROTOCOL = 1
+_READ = 65536
+
+
+async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder, timeout: float = 10.0) -> Hello:
+    while True:
+        data = await asyncio.wait_for(reader.read(_READ), timeout)
+        if not data:
+            raise ConnectionError("closed before HELLO")
+        msgs = decoder.feed(data)
+        if msgs:
+            first = msgs[0]
+            if not isinstance(first, Hello) or first.version != PROTOCOL or len(msgs) > 1:
+                raise WireError("a connection must open with one HELLO of protocol version 1")
+            return first
+
+
+class _Link:
+    """Outgoing frames of one link, written by one task."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+        self.frames: deque[bytes] = deque()
+        self.ready = asyncio.Event()
+        self.closed = False
+
+    def send(self, frame: bytes) -> None:
+        self.frames.append(frame)
+        self.ready.set()
+
+    async def pump(self) -> None:
+        try:
+            while not self.closed:
+                await self.ready.wait()
+                self.ready.clear()
+                while self.frames:
+                    batch = b"".join(self.frames)
+                    self.frames.clear()
+                    self.writer.write(batch)
+                    await self.writer.drain()
+        except (ConnectionError, OSError):
+            pass
+
+
+class BrokerServer:
+    """One broker process: a listening socket, dialed neighbors, a status file."""
+
+    def __init__(self, broker: Broker, host: str, port: int, neighbors: dict[str, tuple[str, int]],
+                 status_file: Path | None = None, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.broker = broker
+        self.host, self.port = host, port
+        self.neighbors = neighbors  # broker name -> (host, port)
+        self.status_file = status_file
+        self.max_frame = max_frame
+        self.links: dict[str, _Link] = {}
+        self.roles: dict[str, str] = {}
+        self.started = time.time()
+
+    async def run(self) -> None:
+        server = await asyncio.start_server(self._accept, self.host, self.port)
+        for name, (host, port) in self.neighbors.items():
+            if self.broker.name < name:
+                asyncio.create_task(self._dial(name, host, port))
+        if self.status_file is not None:
+            asyncio.create_task(self._status_loop())
+        async with server:
+            await server.serve_forever()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        decoder = FrameDecoder(self.max_frame)
+        try:
+            hello = await _hello(reader, decoder)
+        except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
+            log.warning("%s: refused a connection: %s", self.broker.name, e)
+            writer.close()
+            return
+        writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
+        await self._serve(hello.node, hello.role, reader, writer, decoder)
+
+    async def _dial(self, name: str, host: str, port: int) -> None:
+        delay = 0.05
+        while True:
+            try:
+                reader, writer = await asyncio.open_connection(host, port)
+                writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
+                decoder = FrameDecoder(self.max_frame)
+                hello = await _hello(reader, decoder)
+                await self._serve(hello.node, "broker", reader, writer, decoder)
+            except (ConnectionError, OSError, WireError, asyncio.TimeoutError):
+                pass
+            await asyncio.sleep(delay)  # re-dial a neighbor that went away, with backoff
+            delay = min(delay * 2, 2.0)
+
+    async def _serve(self, link: str, role: str, reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter, decoder: FrameDecoder) -> None:
+        if role not in ("client", "broker") or link in self.links:
+            log.warning("%s: refused %s %r (duplicate or unknown role)", self.broker.name, role, link)
+            writer.close()
+            return
+        out = self.links[link] = _Link(writer)
+        self.roles[link] = role
+        pump = asyncio.create_task(out.pump())
+        self._route(self.broker.connect(link, role))
+        try:
+            while True:
+                data = await reader.read(_READ)
+                if not data:
+                    decoder.close()
+                    break
+                for msg in decoder.feed(data):
+                    self._route(self.broker.handle(link, msg))
+        except WireError as e:
+            log.warning("%s: closing %r: %s", self.broker.name, link, e)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            out.closed = True
+            out.ready.set()
+            pump.cancel()
+            writer.close()
+            self.links.pop(link, None)
+            self.roles.pop(link, None)
+            self._route(self.broker.disconnect(link))
+
+    def _route(self, sends: list) -> None:
+        for link, msg in sends:
+            out = self.links.get(link)
+            if out is not None:
+                out.send(encode(msg, self.max_frame))
+
+    def status(self) -> dict:
+        d = self.broker.describe()
+        d.update(pid=os.getpid(), host=self.host, port=self.port, uptime=time.time() - self.started,
+                 connected={k: self.roles[k] for k in sorted(self.links)},
+                 ready=all(n in self.links for n in self.neighbors))
+        return d
+
+    async def _status_loop(self) -> None:
+        assert self.status_file is not None
+        tmp = self.status_file.with_suffix(".tmp")
+        while True:
+            tmp.write_text(json.dumps(self.status(), default=str))
+            os.replace(tmp, self.status_file)
+            await asyncio.sleep(0.2)
+
+
+class TcpOverlay:
+    """A process's attachment to a broker over TCP: one connection per node, one asyncio loop."""
+
+    _names = itertools.count(1)
+
+    def __init__(self, host: str, port: int, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.host, self.port = host, port
+        self.max_frame = max_frame
+        self.mode = "parametric"
+        self.pool = DeliveryPool()
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="eventpy-tcp", daemon=True)
+        self._thread.start()
+        self._events: dict[str, asyncio.Event] = {}
+        self._writers: dict[str, asyncio.StreamWriter] = {}
+
+    def config(self) -> dict:
+        return {"url": f"tcp://{self.host}:{self.port}", "mode": self.mode}
+
+    def attach(self, name: str | None = None) -> LocalNode:
+        name = name or f"{os.uname().nodename}-{os.getpid()}-{next(self._names)}"
+        fut = asyncio.run_coroutine_threadsafe(self._open(name), self.loop)
+        return fut.result(timeout=15)
+
+    async def _open(self, name: str) -> LocalNode:
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        writer.write(encode(Hello(name, "client", PROTOCOL)))
+        decoder = FrameDecoder(self.max_frame)
+        hello = await _hello(reader, decoder)
+        if hello.mode:
+            self.mode = hello.mode
+        node = LocalNode(self, name)  # type: ignore[arg-type]
+        self._events[name] = asyncio.Event()
+        self._writers[name] = writer
+        asyncio.get_running_loop().create_task(self._read(node, reader, decoder))
+        asyncio.get_running_loop().create_task(self._write(node, writer))
+        return node
+
+    async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder) -> None:
+        try:
+            while True:
+                data = await reader.read(_READ)
+                if not data:
+                    break
+                for msg in decoder.feed(data):
+                    node.receive(msg)
+        except (WireError, ConnectionError, OSError) as e:
+            log.warning("node %s: connection to %s:%s lost: %s", node.link, self.host, self.port, e)
+
+    async def _write(self, node: LocalNode, writer: asyncio.StreamWriter) -> None:
+        event = self._events[node.link]
+        try:
+            while True:
+                await event.wait()
+                event.clear()
+                while node.has_output():
+                    msgs = node.take()
+                    writer.write(b"".join(encode(m, self.max_frame) for m in msgs))
+                    await writer.drain()  # messages not yet taken keep coalescing meanwhile
+                if node.closed and not node.has_output():
+                    writer.close()
+                    return
+        except (ConnectionError, OSError) as e:
+            log.warning("node %s: cannot write to %s:%s: %s", node.link, self.host, self.port, e)
+
+    def wake(self, node: LocalNode) -> None:
+        event = self._events.get(node.link)
+        if event is not None:
+            self.loop.call_soon_threadsafe(event.set)
+
+    def detach(self, node: LocalNode) -> None:
+        self.wake(node)  # the writer sends what is left, then closes
+
+    def stop(self) -> None:
+        async def close_all() -> None:
+            for w in self._writers.values():
+                w.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=5)
+        except Exception:  # a loop that is already gone has nothing left to close
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        self.pool.shutdown()
