@@ -1,0 +1,154 @@
+"""Real processes: `eventpy overlay up` starts 3 brokers in a line; a subscriber program compiled
+from .epy attaches to one edge, a publisher program to the other; the subscriber receives exactly
+what the oracle says, a parameter raised from outside the class takes effect across the overlay,
+and `eventpy overlay down` leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MONITOR = textwrap.dedent('''
+    """Shared by the subscriber and the publisher: the event type is monitor.Monitor.quote."""
+
+    class Monitor:
+        def __init__(self, limit: float):
+            self.limit = limit
+            self.got = []
+
+        event def quote(self, firm: str, price: float, n: int) when firm == "IBM" and price < self.limit:
+            self.got.append(n)
+''')
+
+SUBSCRIBER = textwrap.dedent('''
+    import json, sys
+    import eventpy
+    import monitor
+
+    m = monitor.Monitor(50.0)
+    eventpy.drain(10)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        cmd, *arg = line.split()
+        if cmd == "limit":
+            m.limit = float(arg[0])          # from outside the class: an UPD across the overlay
+        eventpy.drain(10)
+        if cmd == "dump":
+            print(json.dumps(m.got), flush=True)
+        elif cmd == "quit":
+            break
+        else:
+            print("ok", flush=True)
+    m.close()
+    eventpy.drain(10)
+''')
+
+PUBLISHER = textwrap.dedent('''
+    import json, sys
+    import eventpy
+    import monitor
+
+    eventpy.connect().advertise(monitor.Monitor.__eventpy_events__["quote"].etype)
+    eventpy.drain(10)                        # subscriptions have come back along the advertisement
+    for firm, price, n in json.loads(sys.argv[1]):
+        monitor.Monitor.quote(firm, price, n)
+    eventpy.drain(10)
+''')
+
+
+def free_port_block(k: int) -> int:
+    for base in range(17200, 18000, 10):
+        ok = True
+        for p in range(base, base + k):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return base
+    raise RuntimeError("no free ports")
+
+
+def eventpy(*args: str, cwd: Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "eventpy", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def overlay(tmp_path):
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    port = free_port_block(3)
+    run_dir = tmp_path / "run"
+    up = eventpy("overlay", "up", "--brokers", "3", "--topology", "line", "--port", str(port),
+                 "--run-dir", str(run_dir), cwd=tmp_path, env=env)
+    assert up.returncode == 0, up.stderr
+    pids = [int(p.read_text()) for p in run_dir.glob("*.pid")]
+    yield tmp_path, env, port, run_dir
+    down = eventpy("overlay", "down", "--run-dir", str(run_dir), cwd=tmp_path, env=env)
+    assert down.returncode == 0
+    time.sleep(0.2)
+    for pid in pids:
+        alive = True
+        try:
+            os.kill(pid, 0)
+            alive = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        except OSError:
+            alive = False
+        assert not alive, f"broker {pid} still running after down"
+
+
+def test_compiled_programs_across_three_brokers(overlay):
+    tmp, env, port, run_dir = overlay
+    (tmp / "monitor.epy").write_text(MONITOR)
+    (tmp / "subscriber.py").write_text(SUBSCRIBER)
+    (tmp / "publisher.py").write_text(PUBLISHER)
+    status = eventpy("overlay", "status", "--run-dir", str(run_dir), cwd=tmp, env=env)
+    assert status.returncode == 0 and "b1 (broker)" in status.stdout
+
+    sub = subprocess.Popen([sys.executable, "subscriber.py"], cwd=tmp, text=True, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env={**env, "EVENTPY_BROKER": f"tcp://127.0.0.1:{port + 2}"})
+    try:
+        assert sub.stdout.readline().strip() == "ready", sub.stderr.read()
+
+        def publish(events):
+            out = subprocess.run([sys.executable, "publisher.py", json.dumps(events)], cwd=tmp, text=True,
+                                 capture_output=True, timeout=60,
+                                 env={**env, "EVENTPY_BROKER": f"tcp://127.0.0.1:{port}"})
+            assert out.returncode == 0, out.stderr
+
+        def command(c):
+            sub.stdin.write(c + "\n")
+            sub.stdin.flush()
+            return sub.stdout.readline().strip()
+
+        phase1 = [("IBM", 10.0 * k, k) for k in range(10)] + [("HP", 1.0, 100)]
+        publish(phase1)
+        assert command("sync") == "ok"
+        want = [n for firm, price, n in phase1 if firm == "IBM" and price < 50.0]
+        assert json.loads(command("dump")) == want
+
+        assert command("limit 75") == "ok"
+        phase2 = [("IBM", 10.0 * k + 1, 20 + k) for k in range(10)]
+        publish(phase2)
+        assert command("sync") == "ok"
+        want += [n for firm, price, n in phase2 if price < 75.0]
+        assert json.loads(command("dump")) == want  # exactly the oracle's events, once each
+        sub.stdin.write("quit\n")
+        sub.stdin.flush()
+        assert sub.wait(timeout=30) == 0
+    finally:
+        if sub.poll() is None:
+            sub.kill()
