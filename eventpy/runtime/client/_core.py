@@ -145,6 +145,21 @@ class ClientCore:
         self._pending.pop(state.sid, None)  # the UNSUB supersedes it; it stays queued, harmless
         self.outbox.append(Unsub(state.etype.name, state.sid))
 
+    def resync(self) -> None:
+        """After reconnecting to a broker that forgot this client: advertise again, subscribe
+        again with the current values, then what was queued and not sent (events, flushes).
+        Messages in flight when the connection dropped may be lost; none is sent twice."""
+        kept = [m for m in self.outbox if type(m) in (Pub, Flush, FlushAck, Unadv)]
+        self.outbox.clear()
+        self._pending.clear()
+        for name, etype in self.advertised.items():
+            self.outbox.append(Adv(name, etype.to_wire()))
+        for state in self.subs.values():
+            state.sent = list(state.values)
+            self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
+        self.outbox.extend(kept)
+        self.stats["resyncs"] += 1
+
     def flush(self) -> tuple:
         token = (self.name, next(self._tokens))
         self.outbox.append(Flush(token))

@@ -199,19 +199,51 @@ class TcpOverlay:
         fut = asyncio.run_coroutine_threadsafe(self._open(name), self.loop)
         return fut.result(timeout=15)
 
-    async def _open(self, name: str) -> LocalNode:
+    async def _connect(self, name: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, FrameDecoder]:
         reader, writer = await asyncio.open_connection(self.host, self.port)
         writer.write(encode(Hello(name, "client", PROTOCOL)))
         decoder = FrameDecoder(self.max_frame)
         hello = await _hello(reader, decoder)
         if hello.mode:
             self.mode = hello.mode
+        return reader, writer, decoder
+
+    async def _open(self, name: str) -> LocalNode:
+        conn = await self._connect(name)  # the first connection fails loudly (ConnectionError)
         node = LocalNode(self, name)  # type: ignore[arg-type]
         self._events[name] = asyncio.Event()
-        self._writers[name] = writer
-        asyncio.get_running_loop().create_task(self._read(node, reader, decoder))
-        asyncio.get_running_loop().create_task(self._write(node, writer))
+        asyncio.get_running_loop().create_task(self._run(node, conn))
         return node
+
+    async def _run(self, node: LocalNode, conn: tuple) -> None:
+        """Keep the node connected: when its broker goes away, reconnect with backoff and
+        re-establish its advertisements and subscriptions with their current values."""
+        delay = 0.05
+        while True:
+            reader, writer, decoder = conn
+            self._writers[node.link] = writer
+            self._events[node.link].set()
+            tasks = [asyncio.create_task(self._read(node, reader, decoder)),
+                     asyncio.create_task(self._write(node, writer))]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for t in tasks:
+                t.cancel()
+            writer.close()
+            if node.closed:
+                return
+            log.warning("node %s: lost its broker %s:%s; reconnecting", node.link, self.host, self.port)
+            while True:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                try:
+                    conn = await self._connect(node.link)
+                    break
+                except (ConnectionError, OSError, WireError, asyncio.TimeoutError):
+                    continue
+            delay = 0.05
+            with node.lock:
+                node.core.resync()
+            log.warning("node %s: reconnected to %s:%s", node.link, self.host, self.port)
 
     async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder) -> None:
         try:
@@ -235,7 +267,6 @@ class TcpOverlay:
                     writer.write(b"".join(encode(m, self.max_frame) for m in msgs))
                     await writer.drain()  # messages not yet taken keep coalescing meanwhile
                 if node.closed and not node.has_output():
-                    writer.close()
                     return
         except (ConnectionError, OSError) as e:
             log.warning("node %s: cannot write to %s:%s: %s", node.link, self.host, self.port, e)
