@@ -33,7 +33,9 @@ PROTOCOL = 1
 _READ = 65536
 
 
-async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder, timeout: float = 10.0) -> Hello:
+async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
+                 timeout: float = 10.0) -> tuple[Hello, list]:
+    """The peer's HELLO, and whatever messages arrived right behind it."""
     while True:
         data = await asyncio.wait_for(reader.read(_READ), timeout)
         if not data:
@@ -41,9 +43,9 @@ async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder, timeout: f
         msgs = decoder.feed(data)
         if msgs:
             first = msgs[0]
-            if not isinstance(first, Hello) or first.version != PROTOCOL or len(msgs) > 1:
-                raise WireError("a connection must open with one HELLO of protocol version 1")
-            return first
+            if not isinstance(first, Hello) or first.version != PROTOCOL:
+                raise WireError("a connection must open with a HELLO of protocol version 1")
+            return first, msgs[1:]
 
 
 class _Link:
@@ -87,8 +89,11 @@ class BrokerServer:
         self.roles: dict[str, str] = {}
         self.started = time.time()
 
-    async def run(self) -> None:
+    async def run(self, started: "threading.Event | None" = None) -> None:
         server = await asyncio.start_server(self._accept, self.host, self.port)
+        self.port = server.sockets[0].getsockname()[1]  # the real port when asked for port 0
+        if started is not None:
+            started.set()
         for name, (host, port) in self.neighbors.items():
             if self.broker.name < name:
                 asyncio.create_task(self._dial(name, host, port))
@@ -100,13 +105,13 @@ class BrokerServer:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         decoder = FrameDecoder(self.max_frame)
         try:
-            hello = await _hello(reader, decoder)
+            hello, early = await _hello(reader, decoder)
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
             log.warning("%s: refused a connection: %s", self.broker.name, e)
             writer.close()
             return
         writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
-        await self._serve(hello.node, hello.role, reader, writer, decoder)
+        await self._serve(hello.node, hello.role, reader, writer, decoder, early)
 
     async def _dial(self, name: str, host: str, port: int) -> None:
         delay = 0.05
@@ -115,15 +120,15 @@ class BrokerServer:
                 reader, writer = await asyncio.open_connection(host, port)
                 writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
                 decoder = FrameDecoder(self.max_frame)
-                hello = await _hello(reader, decoder)
-                await self._serve(hello.node, "broker", reader, writer, decoder)
+                hello, early = await _hello(reader, decoder)
+                await self._serve(hello.node, "broker", reader, writer, decoder, early)
             except (ConnectionError, OSError, WireError, asyncio.TimeoutError):
                 pass
             await asyncio.sleep(delay)  # re-dial a neighbor that went away, with backoff
             delay = min(delay * 2, 2.0)
 
     async def _serve(self, link: str, role: str, reader: asyncio.StreamReader,
-                     writer: asyncio.StreamWriter, decoder: FrameDecoder) -> None:
+                     writer: asyncio.StreamWriter, decoder: FrameDecoder, early: list) -> None:
         if role not in ("client", "broker") or link in self.links:
             log.warning("%s: refused %s %r (duplicate or unknown role)", self.broker.name, role, link)
             writer.close()
@@ -133,6 +138,8 @@ class BrokerServer:
         pump = asyncio.create_task(out.pump())
         self._route(self.broker.connect(link, role))
         try:
+            for msg in early:
+                self._route(self.broker.handle(link, msg))
             while True:
                 data = await reader.read(_READ)
                 if not data:
@@ -199,14 +206,14 @@ class TcpOverlay:
         fut = asyncio.run_coroutine_threadsafe(self._open(name), self.loop)
         return fut.result(timeout=15)
 
-    async def _connect(self, name: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, FrameDecoder]:
+    async def _connect(self, name: str) -> tuple:
         reader, writer = await asyncio.open_connection(self.host, self.port)
         writer.write(encode(Hello(name, "client", PROTOCOL)))
         decoder = FrameDecoder(self.max_frame)
-        hello = await _hello(reader, decoder)
+        hello, early = await _hello(reader, decoder)
         if hello.mode:
             self.mode = hello.mode
-        return reader, writer, decoder
+        return reader, writer, decoder, early
 
     async def _open(self, name: str) -> LocalNode:
         conn = await self._connect(name)  # the first connection fails loudly (ConnectionError)
@@ -220,7 +227,9 @@ class TcpOverlay:
         re-establish its advertisements and subscriptions with their current values."""
         delay = 0.05
         while True:
-            reader, writer, decoder = conn
+            reader, writer, decoder, early = conn
+            for msg in early:
+                node.receive(msg)
             self._writers[node.link] = writer
             self._events[node.link].set()
             tasks = [asyncio.create_task(self._read(node, reader, decoder)),
