@@ -88,6 +88,15 @@ class Hello:
 
 
 @dataclass(slots=True)
+class Auth:
+    """Shared-secret challenge-response right after HELLO: a nonce to answer, or a proof
+    (HMAC-SHA256 of the other side's nonce and the prover's name)."""
+
+    nonce: str = ""
+    proof: str = ""
+
+
+@dataclass(slots=True)
 class Bye:
     reason: str = ""
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import msgpack
 
-from .messages import Ack, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from .messages import Ack, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
 from .model import Interval, SetDelta, ValueSet
 
 DEFAULT_MAX_FRAME = 1 << 20  # 1 MiB
@@ -137,6 +137,7 @@ _ENCODERS: dict[type, Callable[[Any], list]] = {
     Ack: lambda m: ["ack", list(m.ref), m.failed],
     Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode],
     Bye: lambda m: ["bye", m.reason],
+    Auth: lambda m: ["auth", m.nonce, m.proof],
 }
 
 
@@ -187,6 +188,7 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "hello": (4, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
                                  _str(a[3], "mode"))),
     "bye": (1, lambda a: Bye(_str(a[0], "reason"))),
+    "auth": (2, lambda a: Auth(_str(a[0], "nonce"), _str(a[1], "proof"))),
 }
 
 

@@ -12,7 +12,10 @@ A malformed frame closes that link with a logged reason; the broker keeps runnin
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import itertools
+import secrets
 import json
 import logging
 import os
@@ -25,12 +28,49 @@ from typing import Any
 from .._executor import DeliveryPool
 from ..broker import Broker
 from ..embedded import LocalNode
-from ..messages import Hello
+from ..messages import Auth, Hello
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode
 
 log = logging.getLogger("eventpy.tcp")
 PROTOCOL = 1
 _READ = 65536
+
+
+def secret_from_env() -> bytes | None:
+    """EVENTPY_SECRET: when set, every link authenticates with it (HMAC challenge-response)."""
+    value = os.environ.get("EVENTPY_SECRET")
+    return value.encode() if value else None
+
+
+def _proof(secret: bytes, nonce: str, name: str) -> str:
+    return hmac.new(secret, f"eventpy|{nonce}|{name}".encode(), hashlib.sha256).hexdigest()
+
+
+async def _next(reader: asyncio.StreamReader, decoder: FrameDecoder, early: list,
+                timeout: float = 10.0) -> Any:
+    while not early:
+        data = await asyncio.wait_for(reader.read(_READ), timeout)
+        if not data:
+            raise ConnectionError("closed during authentication")
+        early.extend(decoder.feed(data))
+    return early.pop(0)
+
+
+async def authenticate(secret: bytes | None, me: str, peer: str, reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter, decoder: FrameDecoder, early: list) -> None:
+    """Mutual challenge-response after HELLO (both sides run it, symmetric): send a nonce, answer
+    the peer's nonce with a proof, check the peer's proof. Raises WireError on any mismatch."""
+    if secret is None:
+        return
+    mine = secrets.token_hex(16)
+    writer.write(encode(Auth(nonce=mine)))
+    theirs = await _next(reader, decoder, early)
+    if not isinstance(theirs, Auth) or not theirs.nonce:
+        raise WireError("authentication required: the peer sent no challenge")
+    writer.write(encode(Auth(proof=_proof(secret, theirs.nonce, me))))
+    answer = await _next(reader, decoder, early)
+    if not isinstance(answer, Auth) or not hmac.compare_digest(answer.proof, _proof(secret, mine, peer)):
+        raise WireError(f"authentication of {peer!r} failed")
 
 
 async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
@@ -88,6 +128,7 @@ class BrokerServer:
         self.links: dict[str, _Link] = {}
         self.roles: dict[str, str] = {}
         self.started = time.time()
+        self.secret = secret_from_env()
 
     async def run(self, started: "threading.Event | None" = None) -> None:
         server = await asyncio.start_server(self._accept, self.host, self.port)
@@ -111,6 +152,12 @@ class BrokerServer:
             writer.close()
             return
         writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
+        try:
+            await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
+        except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
+            log.warning("%s: refused %r: %s", self.broker.name, hello.node, e)
+            writer.close()
+            return
         await self._serve(hello.node, hello.role, reader, writer, decoder, early)
 
     async def _dial(self, name: str, host: str, port: int) -> None:
@@ -121,8 +168,11 @@ class BrokerServer:
                 writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
                 decoder = FrameDecoder(self.max_frame)
                 hello, early = await _hello(reader, decoder)
+                await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
                 await self._serve(hello.node, "broker", reader, writer, decoder, early)
-            except (ConnectionError, OSError, WireError, asyncio.TimeoutError):
+            except WireError as e:
+                log.warning("%s: link to %s refused: %s", self.broker.name, name, e)
+            except (ConnectionError, OSError, asyncio.TimeoutError):
                 pass
             await asyncio.sleep(delay)  # re-dial a neighbor that went away, with backoff
             delay = min(delay * 2, 2.0)
@@ -213,6 +263,15 @@ class TcpOverlay:
         hello, early = await _hello(reader, decoder)
         if hello.mode:
             self.mode = hello.mode
+        secret = secret_from_env()
+        if secret is None and any(isinstance(m, Auth) for m in early[:1]):
+            writer.close()
+            raise ConnectionError("the broker requires authentication: set EVENTPY_SECRET")
+        try:
+            await authenticate(secret, name, hello.node, reader, writer, decoder, early)
+        except (WireError, asyncio.TimeoutError) as e:
+            writer.close()
+            raise ConnectionError(f"authentication with the broker failed: {e}") from None
         return reader, writer, decoder, early
 
     async def _open(self, name: str) -> LocalNode:

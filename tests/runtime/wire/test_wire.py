@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard
-from eventpy.runtime.messages import Ack, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from eventpy.runtime.messages import Ack, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta, ValueSet
 from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode
 
@@ -35,6 +35,8 @@ MESSAGES = [
     Hello("node-1", "client", 1),
     Hello("b0", "broker", 1, "resub"),
     Bye("done"),
+    Auth("00ff", ""),
+    Auth("", "ab" * 32),
 ]
 
 
