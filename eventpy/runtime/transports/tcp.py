@@ -330,6 +330,7 @@ class TcpOverlay:
             while True:
                 await event.wait()
                 event.clear()
+                node._flagged = False  # from here on, new output wakes the writer again
                 while node.has_output():
                     msgs = node.take()
                     writer.write(b"".join(encode(m, self.max_frame) for m in msgs))
@@ -340,8 +341,11 @@ class TcpOverlay:
             log.warning("node %s: cannot write to %s:%s: %s", node.link, self.host, self.port, e)
 
     def wake(self, node: LocalNode) -> None:
+        if node._flagged:
+            return  # the writer has been woken and has not started taking yet
         event = self._events.get(node.link)
         if event is not None:
+            node._flagged = True
             self.loop.call_soon_threadsafe(event.set)
 
     def detach(self, node: LocalNode) -> None:

@@ -1,0 +1,178 @@
+"""Events per second through a 3-broker TCP line, against a no-op relay on the same transport.
+
+    PYTHONPATH=. .venv/bin/python tools/bench/overlay.py [--json] [--events N]
+
+* overlay: `eventpy overlay up --brokers 3` (real processes); a subscriber (`True` guard) attached
+  to b2 and a publisher attached to b0, both in this process; N events published back to back,
+  timed from the first publication to the last delivery; latency = delivery time - publication
+  time (same clock).
+* relay: 3 processes in a line that only decode each frame and re-send it (asyncio streams and the
+  same frame codec, no broker); the same N PUB frames written into the first, read from the last.
+Keys: brokers, events, events_per_s, p50_ms, p99_ms, relay_events_per_s, ratio.
+Target (the TCP overlay issue): events_per_s >= 50% of relay_events_per_s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import eventpy  # noqa: E402
+from eventpy.runtime.messages import Hello, Pub  # noqa: E402
+from eventpy.runtime.wire import FrameDecoder, encode  # noqa: E402
+
+RELAY = r'''
+import asyncio, sys
+from eventpy.runtime.wire import FrameDecoder, encode
+listen, downstream = int(sys.argv[1]), sys.argv[2]
+
+async def handle(reader, writer):
+    _, out = await asyncio.open_connection("127.0.0.1", int(downstream))
+    dec = FrameDecoder()
+    while data := await reader.read(65536):
+        msgs = dec.feed(data)
+        if msgs:
+            out.write(b"".join(encode(m) for m in msgs))
+            await out.drain()
+
+async def main():
+    server = await asyncio.start_server(handle, "127.0.0.1", listen)
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+'''
+
+
+def free_ports(k: int) -> int:
+    for base in range(18100, 19000, 10):
+        try:
+            socks = []
+            for p in range(base, base + k):
+                s = socket.socket()
+                s.bind(("127.0.0.1", p))
+                socks.append(s)
+            for s in socks:
+                s.close()
+            return base
+        except OSError:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free ports")
+
+
+def run_overlay(n: int, env: dict) -> dict:
+    port = free_ports(3)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        up = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--brokers", "3", "--port", str(port),
+                             "--run-dir", str(run_dir)], env=env, capture_output=True, text=True, timeout=60)
+        if up.returncode:
+            raise SystemExit(up.stderr)
+        try:
+            Q = eventpy.EventType("bench.Tick", n=int, price=float)
+            sub = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
+            pub = eventpy.connect(f"tcp://127.0.0.1:{port}")
+            lat: list[float] = []
+            done = [0.0]
+
+            def on_event(ev):
+                lat.append(time.time() - eventpy.event_info(ev)[2])
+                if len(lat) == n:
+                    done[0] = time.time()
+
+            sub.subscribe(Q, "True", on_event=on_event)
+            pub.advertise(Q)
+            eventpy.drain(30)
+            t0 = time.time()
+            for i in range(n):
+                pub.publish(Q, n=i, price=1.0)
+            eventpy.drain(120)
+            elapsed = (done[0] or time.time()) - t0
+            lat.sort()
+            return {"events": n, "delivered": len(lat), "events_per_s": round(n / elapsed),
+                    "p50_ms": round(lat[len(lat) // 2] * 1e3, 2), "p99_ms": round(lat[int(len(lat) * .99)] * 1e3, 2)}
+        finally:
+            eventpy.shutdown()
+            subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(run_dir)],
+                           env=env, capture_output=True, timeout=60)
+
+
+def run_relay(n: int, env: dict) -> float:
+    """client -> relay 0 -> relay 1 -> relay 2 -> sink (here); the time until the sink has all."""
+    import threading
+
+    port = free_ports(4)
+    sink = socket.socket()
+    sink.bind(("127.0.0.1", port + 3))
+    sink.listen()
+    finished = [0.0]
+
+    def drain_sink() -> None:
+        conn, _ = sink.accept()
+        dec = FrameDecoder()
+        got = 0
+        while got < n + 1:
+            data = conn.recv(1 << 20)
+            if not data:
+                break
+            got += len(dec.feed(data))
+        finished[0] = time.time()
+        conn.close()
+
+    reader = threading.Thread(target=drain_sink, daemon=True)
+    reader.start()
+    procs = []
+    try:
+        for i in (2, 1, 0):
+            p = subprocess.Popen([sys.executable, "-c", RELAY, str(port + i), str(port + i + 1)], env=env,
+                                 stdout=subprocess.PIPE, text=True)
+            assert p.stdout.readline().strip() == "ready"
+            procs.append(p)
+        frames = b"".join(encode(Pub("bench.Tick", (i, 1.0), "p", i, time.time())) for i in range(n))
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            t0 = time.time()
+            sock.sendall(encode(Hello("bench", "client", 1)) + frames)
+            reader.join(timeout=120)
+        return round(n / (finished[0] - t0))
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        sink.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--events", type=int, default=20000)
+    args = ap.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("EVENTPY_SECRET", None)
+    o = run_overlay(args.events, env)
+    relay = run_relay(args.events, env)
+    row = {"brokers": 3, **o, "relay_events_per_s": relay, "ratio": round(o["events_per_s"] / relay, 2)}
+    check = {"check": "overlay events/s >= 50% of the relay", "target": ">= 0.5", "measured": row["ratio"],
+             "result": "PASS" if row["ratio"] >= 0.5 else "FAIL"}
+    if args.json:
+        print(json.dumps(row))
+        print(json.dumps(check))
+    else:
+        for k, v in row.items():
+            print(f"{k:>20}: {v}")
+        print(f"{check['check']}: {row['ratio']:.2f} -> {check['result']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
