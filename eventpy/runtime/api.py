@@ -119,10 +119,7 @@ class Node:
             raise TypeError("on_event must be callable")
         env = {k: _freeze(v) for k, v in (params or {}).items()}
         plan = compile_guard(guard, etype, {k: _param_type(v) for k, v in env.items()})
-        state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event))
-        sub = Subscription(self, state)
-        state.handle = sub
-        return sub
+        return self._subscribe_plan(etype, plan, env, on_event)
 
     def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
                         on_event: Callable[[Event], Any] | None, group: Any = None) -> Subscription:

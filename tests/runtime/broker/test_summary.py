@@ -18,6 +18,16 @@ links = st.sampled_from(["up1", "up2", "c1", "c2", "c3"])
 ops = st.lists(st.tuples(links, st.integers(0, 2), st.one_of(st.none(), filters)), min_size=1, max_size=40)
 
 
+def apply(summary, entries: dict, link: str, k: int, flt) -> None:
+    """One operation on both the summary and the plain record of its entries."""
+    key = (link, k)
+    if flt is None:
+        entries.pop(key, None)
+    else:
+        entries[key] = flt
+    summary.set_entry(link, key, flt)
+
+
 def reference(entries: dict, neighbor: str) -> dict | None:
     acc = None
     for (link, _), flt in entries.items():
@@ -35,12 +45,7 @@ def test_attribute_summary_is_the_lub_of_the_other_links(ops):
     summary = AttributeSummary(T)
     entries: dict = {}
     for link, k, flt in ops:
-        key = (link, k)
-        if flt is None:
-            entries.pop(key, None)
-        else:
-            entries[key] = flt
-        summary.set_entry(link, key, flt)
+        apply(summary, entries, link, k, flt)
         for neighbor in ("up1", "up2"):
             want = reference(entries, neighbor)
             got = summary.summary_for(neighbor)
@@ -53,12 +58,7 @@ def test_poset_summary_covers_every_other_entry(ops):
     summary = PosetSummary(T)
     entries: dict = {}
     for link, k, flt in ops:
-        key = (link, k)
-        if flt is None:
-            entries.pop(key, None)
-        else:
-            entries[key] = flt
-        summary.set_entry(link, key, flt)
+        apply(summary, entries, link, k, flt)
     for neighbor in ("up1", "up2"):
         got = summary.summary_for(neighbor)
         for (link, _), flt in entries.items():
