@@ -153,12 +153,21 @@ def _upd(a: list) -> Upd:
     return Upd(etype, sid, out)
 
 
+_SCALAR_TYPES = frozenset((int, float, str, bool))
+
+
 def _pub(a: list) -> Pub:
     values, sids = a[1], a[5]
-    if not isinstance(values, list) or not all(isinstance(v, _SCALARS) for v in values):
+    if type(values) is not list:
         raise WireError("PUB values must be a list of scalars")
-    if not isinstance(sids, list) or not all(type(s) is int for s in sids):
+    for v in values:  # the hot path of every broker: plain loops, no generators
+        if type(v) not in _SCALAR_TYPES:
+            raise WireError("PUB values must be a list of scalars")
+    if type(sids) is not list:
         raise WireError("PUB sids must be a list of ints")
+    for sid in sids:
+        if type(sid) is not int:
+            raise WireError("PUB sids must be a list of ints")
     t = a[4]
     if not isinstance(t, (int, float)) or isinstance(t, bool):
         raise WireError("PUB time must be a number")
@@ -237,17 +246,24 @@ class FrameDecoder:
         self._buf = bytearray()
 
     def feed(self, data: bytes) -> list[Any]:
+        return [msg for msg, _ in self.feed_frames(data)]
+
+    def feed_frames(self, data: bytes) -> list[tuple[Any, bytes]]:
+        """Like feed, with each message's whole frame (a broker forwards it as it came)."""
         self._buf += data
         out = []
-        while len(self._buf) >= 4:
-            (n,) = _LEN.unpack_from(self._buf)
+        buf = self._buf
+        pos = 0
+        while len(buf) - pos >= 4:
+            (n,) = _LEN.unpack_from(buf, pos)
             if n > self.max_frame:
                 raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
-            if len(self._buf) < 4 + n:
+            if len(buf) - pos < 4 + n:
                 break
-            body = bytes(self._buf[4:4 + n])
-            del self._buf[:4 + n]
-            out.append(decode_body(body))
+            frame = bytes(buf[pos:pos + 4 + n])
+            pos += 4 + n
+            out.append((decode_body(frame[4:]), frame))
+        del buf[:pos]
         return out
 
     def close(self) -> None:

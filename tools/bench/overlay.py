@@ -3,9 +3,9 @@
     PYTHONPATH=. .venv/bin/python tools/bench/overlay.py [--json] [--events N]
 
 * overlay: `eventpy overlay up --brokers 3` (real processes); a subscriber (`True` guard) attached
-  to b2 and a publisher attached to b0, both in this process; N events published back to back,
-  timed from the first publication to the last delivery; latency = delivery time - publication
-  time (same clock).
+  to b2 in this process and a publisher process attached to b0; N events published back to back,
+  timed from the publisher's start signal to the last delivery; latency = delivery time -
+  publication time (same machine clock).
 * relay: 3 processes in a line that only decode each frame and re-send it (asyncio streams and the
   same frame codec, no broker); the same N PUB frames written into the first, read from the last.
 Keys: brokers, events, events_per_s, p50_ms, p99_ms, relay_events_per_s, ratio.
@@ -54,6 +54,20 @@ asyncio.run(main())
 '''
 
 
+PUBLISHER = r'''
+import sys, eventpy
+node = eventpy.connect(sys.argv[1])
+Q = eventpy.EventType("bench.Tick", n=int, price=float)
+node.advertise(Q)
+eventpy.drain(30)
+print("ready", flush=True)
+sys.stdin.readline()
+for i in range(int(sys.argv[2])):
+    node.publish(Q, n=i, price=1.0)
+eventpy.drain(120)
+'''
+
+
 def free_ports(k: int) -> int:
     for base in range(18100, 19000, 10):
         try:
@@ -82,7 +96,8 @@ def run_overlay(n: int, env: dict) -> dict:
         try:
             Q = eventpy.EventType("bench.Tick", n=int, price=float)
             sub = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
-            pub = eventpy.connect(f"tcp://127.0.0.1:{port}")
+            pub = subprocess.Popen([sys.executable, "-c", PUBLISHER, f"tcp://127.0.0.1:{port}", str(n)], env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             lat: list[float] = []
             done = [0.0]
 
@@ -92,12 +107,15 @@ def run_overlay(n: int, env: dict) -> dict:
                     done[0] = time.time()
 
             sub.subscribe(Q, "True", on_event=on_event)
-            pub.advertise(Q)
             eventpy.drain(30)
+            assert pub.stdout.readline().strip() == "ready"  # advertised, routes established
             t0 = time.time()
-            for i in range(n):
-                pub.publish(Q, n=i, price=1.0)
-            eventpy.drain(120)
+            pub.stdin.write("go\n")
+            pub.stdin.flush()
+            pub.wait(timeout=120)
+            deadline = time.time() + 120
+            while len(lat) < n and time.time() < deadline:
+                time.sleep(0.01)
             elapsed = (done[0] or time.time()) - t0
             lat.sort()
             return {"events": n, "delivered": len(lat), "events_per_s": round(n / elapsed),

@@ -195,8 +195,8 @@ class BrokerServer:
                 if not data:
                     decoder.close()
                     break
-                for msg in decoder.feed(data):
-                    self._route(self.broker.handle(link, msg))
+                for msg, frame in decoder.feed_frames(data):
+                    self._route(self.broker.handle(link, msg), msg, frame)
         except WireError as e:
             log.warning("%s: closing %r: %s", self.broker.name, link, e)
         except (ConnectionError, OSError):
@@ -210,11 +210,15 @@ class BrokerServer:
             self.roles.pop(link, None)
             self._route(self.broker.disconnect(link))
 
-    def _route(self, sends: list) -> None:
+    def _route(self, sends: list, received: Any = None, frame: bytes = b"") -> None:
+        encoded: dict[int, bytes] = {id(received): frame} if frame else {}
         for link, msg in sends:
             out = self.links.get(link)
             if out is not None:
-                out.send(encode(msg, self.max_frame))
+                data = encoded.get(id(msg))  # a message forwarded as it came, or sent to several
+                if data is None:
+                    data = encoded[id(msg)] = encode(msg, self.max_frame)
+                out.send(data)
 
     def status(self) -> dict:
         d = self.broker.describe()
@@ -319,8 +323,7 @@ class TcpOverlay:
                 data = await reader.read(_READ)
                 if not data:
                     break
-                for msg in decoder.feed(data):
-                    node.receive(msg)
+                node.receive_many(decoder.feed(data))
         except (WireError, ConnectionError, OSError) as e:
             log.warning("node %s: connection to %s:%s lost: %s", node.link, self.host, self.port, e)
 
