@@ -85,6 +85,7 @@ class Hello:
     role: str  # "client" or "broker"
     version: int = 1
     mode: str = ""  # a broker tells its overlay's mode (parametric or resub)
+    auth: bool = False  # the sender will challenge: an Auth exchange follows
 
 
 @dataclass(slots=True)

@@ -113,6 +113,12 @@ def _int(x: Any, what: str) -> int:
     return x
 
 
+def _bool(x: Any, what: str) -> bool:
+    if type(x) is not bool:
+        raise WireError(f"{what} must be a bool")
+    return x
+
+
 def _str(x: Any, what: str) -> str:
     if not isinstance(x, str):
         raise WireError(f"{what} must be a str")
@@ -135,7 +141,7 @@ _ENCODERS: dict[type, Callable[[Any], list]] = {
     Flush: lambda m: ["flush", list(m.token)],
     FlushAck: lambda m: ["flushack", list(m.token)],
     Ack: lambda m: ["ack", list(m.ref), m.failed],
-    Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode],
+    Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode, m.auth],
     Bye: lambda m: ["bye", m.reason],
     Auth: lambda m: ["auth", m.nonce, m.proof],
 }
@@ -194,8 +200,8 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "flush": (1, lambda a: Flush(_token(a[0]))),
     "flushack": (1, lambda a: FlushAck(_token(a[0]))),
     "ack": (2, lambda a: Ack(_token(a[0]), _str(a[1], "failed broker"))),
-    "hello": (4, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
-                                 _str(a[3], "mode"))),
+    "hello": (5, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
+                                 _str(a[3], "mode"), _bool(a[4], "auth"))),
     "bye": (1, lambda a: Bye(_str(a[0], "reason"))),
     "auth": (2, lambda a: Auth(_str(a[0], "nonce"), _str(a[1], "proof"))),
 }

@@ -151,7 +151,8 @@ class BrokerServer:
             log.warning("%s: refused a connection: %s", self.broker.name, e)
             writer.close()
             return
-        writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
+        writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,
+                                  self.secret is not None)))
         try:
             await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
@@ -165,7 +166,8 @@ class BrokerServer:
         while True:
             try:
                 reader, writer = await asyncio.open_connection(host, port)
-                writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode)))
+                writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,
+                                          self.secret is not None)))
                 decoder = FrameDecoder(self.max_frame)
                 hello, early = await _hello(reader, decoder)
                 await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
@@ -262,15 +264,18 @@ class TcpOverlay:
 
     async def _connect(self, name: str) -> tuple:
         reader, writer = await asyncio.open_connection(self.host, self.port)
-        writer.write(encode(Hello(name, "client", PROTOCOL)))
+        secret = secret_from_env()
+        writer.write(encode(Hello(name, "client", PROTOCOL, auth=secret is not None)))
         decoder = FrameDecoder(self.max_frame)
         hello, early = await _hello(reader, decoder)
         if hello.mode:
             self.mode = hello.mode
-        secret = secret_from_env()
-        if secret is None and any(isinstance(m, Auth) for m in early[:1]):
+        if secret is None and hello.auth:
             writer.close()
             raise ConnectionError("the broker requires authentication: set EVENTPY_SECRET")
+        if secret is not None and not hello.auth:
+            writer.close()
+            raise ConnectionError("authentication with the broker failed: it has no secret")
         try:
             await authenticate(secret, name, hello.node, reader, writer, decoder, early)
         except (WireError, asyncio.TimeoutError) as e:

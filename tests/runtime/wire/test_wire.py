@@ -33,7 +33,7 @@ MESSAGES = [
     FlushAck(("node-1", 3)),
     Ack(("node-1", 7, 4), "b2"),
     Hello("node-1", "client", 1),
-    Hello("b0", "broker", 1, "resub"),
+    Hello("b0", "broker", 1, "resub", True),
     Bye("done"),
     Auth("00ff", ""),
     Auth("", "ab" * 32),
@@ -126,7 +126,7 @@ def test_arbitrary_msgpack_bodies_never_raise_anything_but_wire_error(obj):
         try:
             decode_body(msgpack.packb([kind, obj, obj, obj, obj, obj, obj][: 1 + {"sub": 4, "upd": 3, "pub": 6,
                                                                                  "adv": 2, "flush": 1,
-                                                                                 "hello": 4}[kind]]))
+                                                                                 "hello": 5}[kind]]))
         except WireError:
             pass
 
