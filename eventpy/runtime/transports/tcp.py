@@ -88,16 +88,39 @@ async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
             return first, msgs[1:]
 
 
-class _Link:
-    """Outgoing frames of one link, written by one task."""
+DEFAULT_MAX_PENDING = 32 << 20  # bytes queued towards one peer before it may count as stuck
+STALL_SECONDS = 2.0  # ... if, in addition, nothing could be written to it for this long
+_CHUNK = 256 << 10
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+
+class _Link:
+    """Outgoing frames of one link, written by one task. What waits for a peer that stopped
+    reading is bounded: once more than `max_pending` bytes wait and nothing could be written for
+    `stall` seconds, the link is closed (the peer reconnects and re-subscribes; events queued for
+    it are lost, as at a crash) instead of growing memory. A slow but reading peer is kept."""
+
+    def __init__(self, writer: asyncio.StreamWriter, max_pending: int = DEFAULT_MAX_PENDING,
+                 stall: float = STALL_SECONDS) -> None:
         self.writer = writer
         self.frames: deque[bytes] = deque()
+        self.pending = 0
+        self.max_pending = max_pending
+        self.stall = stall
+        self.progress = time.monotonic()
         self.ready = asyncio.Event()
         self.closed = False
+        self.overflowed = False
 
     def send(self, frame: bytes) -> None:
+        if self.closed:
+            return
+        self.pending += len(frame)
+        if self.pending > self.max_pending and time.monotonic() - self.progress > self.stall:
+            self.overflowed = True
+            self.closed = True
+            self.frames.clear()
+            self.writer.transport.abort()  # the reader sees the connection drop and cleans up
+            return
         self.frames.append(frame)
         self.ready.set()
 
@@ -107,10 +130,14 @@ class _Link:
                 await self.ready.wait()
                 self.ready.clear()
                 while self.frames:
-                    batch = b"".join(self.frames)
-                    self.frames.clear()
-                    self.writer.write(batch)
+                    parts, size = [], 0
+                    while self.frames and size < _CHUNK:  # small writes: progress is visible
+                        parts.append(self.frames.popleft())
+                        size += len(parts[-1])
+                    self.writer.write(b"".join(parts))
                     await self.writer.drain()
+                    self.pending -= size
+                    self.progress = time.monotonic()
         except (ConnectionError, OSError):
             pass
 
@@ -119,7 +146,10 @@ class BrokerServer:
     """One broker process: a listening socket, dialed neighbors, a status file."""
 
     def __init__(self, broker: Broker, host: str, port: int, neighbors: dict[str, tuple[str, int]],
-                 status_file: Path | None = None, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+                 status_file: Path | None = None, max_frame: int = DEFAULT_MAX_FRAME,
+                 max_pending: int = DEFAULT_MAX_PENDING, stall: float = STALL_SECONDS) -> None:
+        self.max_pending = max_pending
+        self.stall = stall
         self.broker = broker
         self.host, self.port = host, port
         self.neighbors = neighbors  # broker name -> (host, port)
@@ -185,7 +215,7 @@ class BrokerServer:
             log.warning("%s: refused %s %r (duplicate or unknown role)", self.broker.name, role, link)
             writer.close()
             return
-        out = self.links[link] = _Link(writer)
+        out = self.links[link] = _Link(writer, self.max_pending, self.stall)
         self.roles[link] = role
         pump = asyncio.create_task(out.pump())
         self._route(self.broker.connect(link, role))
@@ -204,6 +234,10 @@ class BrokerServer:
         except (ConnectionError, OSError):
             pass
         finally:
+            if out.overflowed:
+                log.warning("%s: closed %r: more than %d bytes waited for it and nothing could be "
+                            "written for %g s (a peer that does not read)", self.broker.name, link,
+                            self.max_pending, self.stall)
             out.closed = True
             out.ready.set()
             pump.cancel()

@@ -1,0 +1,68 @@
+"""A peer that stops reading does not make its broker's memory grow without bound: past the
+limit its link is closed, and the other subscribers keep receiving."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+import time
+
+import eventpy
+from eventpy.guards import compile_guard
+from eventpy.runtime.broker import Broker
+from eventpy.runtime.messages import Adv, Hello, Sub
+from eventpy.runtime.transports.tcp import BrokerServer
+from eventpy.runtime.wire import encode
+
+Q = eventpy.EventType("slow.Tick", n=int, pad=str)
+
+
+def wait_gone(server, link: str, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while link in server.links and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return link not in server.links
+
+
+def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog):
+    broker = Broker("b")
+    server = BrokerServer(broker, "127.0.0.1", 0, {}, max_pending=256 << 10, stall=0.5)
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.create_task(server.run(started))
+        loop.run_forever()
+
+    threading.Thread(target=serve, daemon=True).start()
+    assert started.wait(10)
+    eventpy.shutdown()
+    with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
+        stuck = socket.socket()  # subscribes, then never reads
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(("127.0.0.1", server.port))
+        plan = compile_guard("True", Q, {})
+        stuck.sendall(encode(Hello("stuck", "client", 1)) + encode(Adv(Q.name, Q.to_wire()))
+                      + encode(Sub(Q.name, 1, plan.spec, plan.evaluate({}))))
+        node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+        got = []
+        node.subscribe(Q, "True", on_event=lambda e: got.append(e.n))  # same link as the PUBs: FIFO
+        total = 12000  # about 12 MB for the stuck peer: more than the kernel's socket buffers
+        for i in range(total):
+            node.publish(Q, n=i, pad="x" * 1000)
+            if i % 2000 == 1999:
+                time.sleep(0.4)  # let the stall show while events keep coming
+        deadline = time.monotonic() + 30
+        while len(got) < total and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert got == list(range(total))
+        # (a drain would wait for the stuck peer's answer: a peer that does not read blocks the
+        # barrier until it is cut off)
+        assert wait_gone(server, "stuck")
+        assert any("does not read" in r.getMessage() for r in caplog.records)
+    eventpy.shutdown()
+    stuck.close()
+    loop.call_soon_threadsafe(loop.stop)
