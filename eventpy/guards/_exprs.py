@@ -132,21 +132,3 @@ def _index(i: Any, bound: int | None, what: str) -> int:
     if type(i) is not int or i < 0 or (bound is not None and i >= bound):
         raise TreeError(f"{what} index {i!r} out of range")
     return i
-
-
-def tree_str(t: Any, attrs: Sequence[str] = (), var_names: Sequence[str] = ()) -> str:
-    """Render a tree back to guard-like text (for diagnostics and `eventpy overlay status`)."""
-    kind, args = t[0], t[1:]
-    if kind == "c":
-        return repr(args[0])
-    if kind == "a":
-        return attrs[args[0]] if args[0] < len(attrs) else f"a{args[0]}"
-    if kind == "v":
-        return var_names[args[0]] if args[0] < len(var_names) else f"v{args[0]}"
-    if kind == "neg":
-        return f"-{tree_str(args[0], attrs, var_names)}"
-    if kind == "f":
-        return f"{args[0]}({', '.join(tree_str(a, attrs, var_names) for a in args[1:])})"
-    if kind == "set":
-        return "{" + ", ".join(tree_str(a, attrs, var_names) for a in args) + "}"
-    return f"({tree_str(args[0], attrs, var_names)} {kind} {tree_str(args[1], attrs, var_names)})"

@@ -101,5 +101,3 @@ class Auth:
 class Bye:
     reason: str = ""
 
-
-SUBSCRIPTION_KINDS = (Sub, Unsub, Upd)

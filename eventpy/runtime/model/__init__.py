@@ -14,12 +14,11 @@ from ._constraints import (
     filter_matches,
     filter_str,
     set_delta,
-    wildcard_for,
 )
 from ._schema import ATTRIBUTE_TYPES, Event, EventType, check_value
 
 __all__ = [
     "ANY_VALUE", "ATTRIBUTE_TYPES", "EVERYTHING", "INF", "Constraint", "Event", "EventType",
     "Filter", "Interval", "SetDelta", "ValueSet", "check_value", "filter_covers", "filter_lub",
-    "filter_matches", "filter_str", "set_delta", "wildcard_for",
+    "filter_matches", "filter_str", "set_delta",
 ]

@@ -146,10 +146,6 @@ EVERYTHING = Interval(-INF, True, INF, True)
 ANY_VALUE = ValueSet(frozenset(), True)
 
 
-def wildcard_for(t: type) -> Constraint:
-    return EVERYTHING if t in (int, float) else ANY_VALUE
-
-
 def filter_matches(flt: Filter, index: Mapping[str, int], values: tuple) -> bool:
     for attr, c in flt.items():
         if not c.contains(values[index[attr]]):

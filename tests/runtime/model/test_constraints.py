@@ -34,7 +34,6 @@ from eventpy.runtime.model import (
     filter_lub,
     filter_matches,
     filter_str,
-    wildcard_for,
 )
 
 # -- strategies --------------------------------------------------------------------------------
@@ -113,8 +112,6 @@ def test_interval_wildcard_and_str():
     assert not Interval(-INF, True, INF, False).is_wildcard()
     assert str(Interval(1, False, 2, True)) == "(1, 2]"
     assert str(Interval(-INF, True, 0.5, False)) == "[-inf, 0.5)"
-    assert wildcard_for(int) == EVERYTHING and wildcard_for(float) == EVERYTHING
-    assert wildcard_for(str) == ANY_VALUE and wildcard_for(bool) == ANY_VALUE
 
 
 @given(intervals)

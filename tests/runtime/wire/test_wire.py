@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard
 from eventpy.runtime.messages import Ack, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
-from eventpy.runtime.model import INF, EventType, Interval, SetDelta, ValueSet
+from eventpy.runtime.model import INF, EventType, Interval, SetDelta
 from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode
 
 Q = EventType("stocks.Quote", firm=str, price=float, vol=int)
