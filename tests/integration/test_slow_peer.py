@@ -3,10 +3,8 @@ limit its link is closed, and the other subscribers keep receiving."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
-import threading
 import time
 
 import eventpy
@@ -29,16 +27,7 @@ def wait_gone(server, link: str, timeout: float = 10.0) -> bool:
 def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog):
     broker = Broker("b")
     server = BrokerServer(broker, "127.0.0.1", 0, {}, max_pending=256 << 10, stall=0.5)
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.create_task(server.run(started))
-        loop.run_forever()
-
-    threading.Thread(target=serve, daemon=True).start()
-    assert started.wait(10)
+    stop = server.start_in_thread()
     eventpy.shutdown()
     with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
         stuck = socket.socket()  # subscribes, then never reads
@@ -65,4 +54,4 @@ def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog):
         assert any("does not read" in r.getMessage() for r in caplog.records)
     eventpy.shutdown()
     stuck.close()
-    loop.call_soon_threadsafe(loop.stop)
+    stop()

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..model import Constraint, EventType, Filter, ValueSet
+from ..model import Constraint, EventType, Filter, ValueSet, set_constraint
 from ._base import Key, Matcher
 from ._fastint_enum import EnumIndex
 from ._fastint_ordered import OrderedIndex, bits
@@ -89,10 +89,7 @@ class _Engine:
         ix = self.index[attr]
         flt = self.filters[key]
         ix.constrained += (constraint is not None) - (attr in flt)
-        if constraint is None:
-            flt.pop(attr, None)
-        else:
-            flt[attr] = constraint
+        set_constraint(flt, attr, constraint)
         ix.set(self.slot[key], constraint)  # type: ignore[arg-type]
         self.changes += 1
         if (self.changes & 1023) == 0:
@@ -193,10 +190,7 @@ class FastIntMatcher(Matcher):
 
     def update(self, key: Key, attr: str, constraint: Constraint | None) -> None:
         flt = self._filters[key]
-        if constraint is None:
-            flt.pop(attr, None)
-        else:
-            flt[attr] = constraint
+        set_constraint(flt, attr, constraint)
         value, engine = self._engine_of[key]
         if attr == self._part_attr:
             where = self._partition(flt)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..model import Constraint, Filter
+from ..model import Constraint, Filter, set_constraint
 from ._base import Key, Matcher
 
 
@@ -33,10 +33,7 @@ class NaiveMatcher(Matcher):
 
     def update(self, key: Key, attr: str, constraint: Constraint | None) -> None:
         flt = self._filters[key]
-        if constraint is None:
-            flt.pop(attr, None)
-        else:
-            flt[attr] = constraint
+        set_constraint(flt, attr, constraint)
         self._compile(key)
 
     def match(self, values: tuple) -> list[Key]:

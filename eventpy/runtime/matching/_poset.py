@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..model import Constraint, Filter, ValueSet, filter_covers
+from ..model import Constraint, Filter, ValueSet, filter_covers, set_constraint
 from ._base import Key, Matcher
 
 
@@ -241,10 +241,7 @@ class PosetMatcher(Matcher):
         """update(P[τ], node, x, v) of 000 Fig. 6 line 36: re-substitute, re-order if needed."""
         node = self._node_of[key]
         flt = dict(node.flt)
-        if constraint is None:
-            flt.pop(attr, None)
-        else:
-            flt[attr] = constraint
+        set_constraint(flt, attr, constraint)
         canon = frozenset(flt.items())
         if canon == node.canon:
             return

@@ -13,6 +13,7 @@ from ._constraints import (
     filter_lub,
     filter_matches,
     filter_str,
+    set_constraint,
     set_delta,
 )
 from ._schema import ATTRIBUTE_TYPES, Event, EventType, check_value
@@ -20,5 +21,5 @@ from ._schema import ATTRIBUTE_TYPES, Event, EventType, check_value
 __all__ = [
     "ANY_VALUE", "ATTRIBUTE_TYPES", "EVERYTHING", "INF", "Constraint", "Event", "EventType",
     "Filter", "Interval", "SetDelta", "ValueSet", "check_value", "filter_covers", "filter_lub",
-    "filter_matches", "filter_str", "set_delta",
+    "filter_matches", "filter_str", "set_constraint", "set_delta",
 ]

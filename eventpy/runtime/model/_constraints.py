@@ -146,6 +146,14 @@ EVERYTHING = Interval(-INF, True, INF, True)
 ANY_VALUE = ValueSet(frozenset(), True)
 
 
+def set_constraint(flt: dict, attr: str, c: Constraint | None) -> None:
+    """Replace one attribute's constraint in a filter, in place (None: the wildcard)."""
+    if c is None:
+        flt.pop(attr, None)
+    else:
+        flt[attr] = c
+
+
 def filter_matches(flt: Filter, index: Mapping[str, int], values: tuple) -> bool:
     for attr, c in flt.items():
         if not c.contains(values[index[attr]]):

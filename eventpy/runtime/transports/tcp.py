@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .._executor import DeliveryPool
 from ..broker import Broker
@@ -172,6 +172,34 @@ class BrokerServer:
             asyncio.create_task(self._status_loop())
         async with server:
             await server.serve_forever()
+
+    def start_in_thread(self, timeout: float = 10.0) -> Callable[[], None]:
+        """Serve on a loop of its own in a daemon thread (embedding, tests); returns `stop`."""
+        loop = asyncio.new_event_loop()
+        started = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            loop.create_task(self.run(started))
+            loop.run_forever()
+
+        thread = threading.Thread(target=serve, name=f"broker-{self.broker.name}", daemon=True)
+        thread.start()
+        if not started.wait(timeout):
+            raise RuntimeError(f"broker {self.broker.name} did not start listening")
+
+        async def cancel_all() -> None:
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in others:
+                t.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+
+        def stop() -> None:
+            asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(timeout)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+
+        return stop
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         decoder = FrameDecoder(self.max_frame)

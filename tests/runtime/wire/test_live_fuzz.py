@@ -3,12 +3,10 @@ crashes, every refusal is logged with its reason, and it still routes events aft
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 import socket
 import struct
-import threading
 import time
 
 import msgpack
@@ -83,16 +81,7 @@ def mutated(rng: random.Random) -> bytes:
 def test_a_live_broker_survives_100000_mutated_frames(caplog):
     broker = Broker("fuzzed")
     server = BrokerServer(broker, "127.0.0.1", 0, {}, max_frame=1 << 16)
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.create_task(server.run(started))
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    assert started.wait(10)
+    stop = server.start_in_thread()
     from eventpy.runtime.wire import WireError, decode_body
 
     rng = random.Random(2026)
@@ -139,4 +128,4 @@ def test_a_live_broker_survives_100000_mutated_frames(caplog):
                                                                      or "closing" in r.getMessage())]
     assert refused > 10_000 and len(semantic) == refused  # each refusal logged, with its reason
     assert len(wire) >= bad and all(": " in r.getMessage() for r in semantic[:100] + wire[:100])
-    loop.call_soon_threadsafe(loop.stop)
+    stop()
