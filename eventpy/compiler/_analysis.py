@@ -144,7 +144,7 @@ class Analysis:
         values = [a.value for a in call.args if isinstance(a, ast.Constant)]
         text, line, col = (values + ["True", 0, 0])[:3] if values else ("True", 0, 0)
         try:
-            plan = compile_guard(text, etype, _Fields({f: info.field_types.get(f) for f in info.fields}),
+            plan = compile_guard(text, etype, {f: info.field_types.get(f) for f in info.fields},
                                  mode="epy")
         except GuardError as e:
             message = e.message
@@ -160,13 +160,3 @@ class Analysis:
             if var.kind == "constraint" and var.text:
                 for f in var.deps:
                     info.variables.setdefault(f, []).append(f"{fn.name}: {var.text}")
-
-
-class _Fields(dict):
-    """Guard fields: any self.X is allowed (it may be set elsewhere); known types are checked."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def get(self, key, default=None):
-        return dict.get(self, key, default)

@@ -318,7 +318,9 @@ def compile_guard(
     *,
     mode: str = "api",
 ) -> GuardPlan:
-    """Compile a guard for `etype`. `params` maps parameter names to their type (or None)."""
+    """Compile a guard for `etype`. `params` maps parameter names to their type (or None). In
+    "epy" mode every `self.f` is a parameter whether listed or not (a field may be set anywhere);
+    the listed types are checked."""
     params = dict(params or {})
     checker = _Checker(etype, params, mode, text)
     try:

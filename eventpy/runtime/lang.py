@@ -393,21 +393,11 @@ def _event_method(cls: type, func: Callable, marker: When, annotations: dict) ->
     field_types = {k: _TYPES.get(v, v) if isinstance(v, str) else v for k, v in annotations.items()}
     field_types = {k: v for k, v in field_types.items() if isinstance(v, type)}
     try:
-        plan = compile_guard(marker.source, etype, _FieldTypes(field_types), mode="epy")
+        plan = compile_guard(marker.source, etype, field_types, mode="epy")
     except GuardError as e:
         raise GuardError(e.message, e.source, e.line + max(0, marker.line - 1),
                          e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)) from None
     return EventMethod(func, etype, marker, plan, cls)
-
-
-class _FieldTypes(dict):
-    """Field types for guard checking: a field without an annotation has an unknown type."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return dict.get(self, key, default)
 
 
 def _subscribing_init(init: Callable) -> Callable:
