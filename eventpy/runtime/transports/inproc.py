@@ -24,6 +24,7 @@ from ..client import ClientCore, SubscriptionState
 from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
 from ..model import Event, EventType
 from ..overlay import Topology
+from ..wire import encode
 
 SUBSCRIPTION_MESSAGES = (Sub, Unsub, Upd)
 
@@ -63,6 +64,9 @@ class _Inbound:
     def __init__(self) -> None:
         self.queues: dict[Any, deque] = {}
         self.heads: list[tuple[float, int, Any]] = []
+        # clients with something in their outbox, in the order they got it (a dict, not a set:
+        # iteration order must not depend on string hashing, or ties would break differently)
+        self.ready: dict[str, "SimClient"] = {}
         self.busy_until = 0.0
         self.busy = False
 
@@ -107,6 +111,7 @@ class SimClient:
         for _ in range(len(self.core.outbox) - before):
             self.times.append(now)
         if len(self.core.outbox) > before:
+            self.sim._inbound[self.broker].ready[self.name] = self
             self.sim._offer(self.broker, self.name, now + self.delay)
         return result
 
@@ -172,7 +177,8 @@ class SimSubscription:
 class Simulation:
     def __init__(self, topology: Topology, *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", link_delay: float = 1e-3,
-                 service: Callable[[Any, list, float], float] | None = None) -> None:
+                 service: Callable[[Any, list, float], float] | None = None,
+                 count_bytes: bool = False) -> None:
         self.topology = topology
         self.mode = mode
         self.link_delay = link_delay
@@ -186,6 +192,9 @@ class Simulation:
         self.clients: dict[str, SimClient] = {}
         self._attached: dict[str, list[SimClient]] = {b: [] for b in topology.brokers}
         self.messages: Counter = Counter()  # by kind, over every link
+        self.sent: Counter = Counter()  # (sending broker, kind) -> messages
+        self.sent_bytes: Counter | None = Counter() if count_bytes else None  # same keys, wire bytes
+        self.client_bytes: Counter = Counter()  # kind -> wire bytes from brokers to clients
         self._acked: set[tuple] = set()
         for a, b in topology.links:
             self._emit(a, self.brokers[a].connect(b, "broker"))
@@ -245,7 +254,7 @@ class Simulation:
         for link, q in ib.queues.items():  # broker links
             if q and q[0][0] <= self.now and (best is None or q[0][0] < best[0]):
                 best = (q[0][0], link)
-        for c in self._attached[broker]:
+        for c in ib.ready.values():
             t = c._head_time()
             if t is not None and t <= self.now and (best is None or t < best[0]):
                 best = (t, c.name)
@@ -253,7 +262,14 @@ class Simulation:
             return
         link = best[1]
         if link in self.clients:
-            _, msg = self.clients[link]._take()
+            client = self.clients[link]
+            _, msg = client._take()
+            if not client.core.outbox:
+                del ib.ready[link]
+            kind = type(msg).__name__
+            self.sent[link, kind] += 1
+            if self.sent_bytes is not None:
+                self.sent_bytes[link, kind] += len(encode(msg))
         else:
             _, msg = ib.queues[link].popleft()
         started = time.perf_counter()
@@ -270,8 +286,18 @@ class Simulation:
         self.at(done, finish)
 
     def _emit(self, src: str, sends: list) -> None:
+        sizes: dict[int, int] = {}  # a message sent to several targets is one object
         for target, msg in sends:
-            self.messages[type(msg).__name__] += 1
+            kind = type(msg).__name__
+            self.messages[kind] += 1
+            self.sent[src, kind] += 1
+            if self.sent_bytes is not None:
+                size = sizes.get(id(msg))
+                if size is None:
+                    size = sizes[id(msg)] = len(encode(msg))
+                self.sent_bytes[src, kind] += size
+                if target in self.clients:
+                    self.client_bytes[kind] += size
             if target in self.brokers:
                 when = self.now + self.link_delay
                 self._inbound[target].queues.setdefault(src, deque()).append((when, msg))
