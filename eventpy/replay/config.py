@@ -1,0 +1,156 @@
+"""A replay configuration (TOML) and its grid.
+
+    [replay]
+    workload = "htm"                  # micro | overlay-micro | htm | at
+    seeds = [1]
+    modes = ["parametric", "resub"]
+    matchers = ["fastint"]
+    update_rates = [0, 25, 50, 100]   # the update-rate sweep, at the largest subscriber count
+    subscribers = [400, 800]          # the subscriber sweep, at `subscribers_rate`
+    subscribers_rate = 50             # default: the highest update rate
+    service = "measured"              # broker service time: "measured" CPU time, or "model"
+    link_delay_ms = 10                # per link, as in 000 §8.6
+
+    [workload]                        # passed to the generator (see eventpy.replay.workloads)
+    duration = 2.0
+
+A grid point is one (seed, update rate, subscribers, mode, matcher); points that share seed, rate
+and subscribers replay the same trace.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..runtime.matching import MATCHERS
+from .workloads import WORKLOADS
+
+MODES = ("parametric", "resub")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    workload: str
+    seed: int
+    update_rate: float
+    subscribers: int
+    settings: tuple  # sorted (name, value) pairs of the [workload] table
+
+    @property
+    def trace_id(self) -> str:
+        return f"{self.workload}-s{self.seed}-r{self.update_rate:g}-n{self.subscribers}"
+
+    def generator_settings(self) -> dict[str, Any]:
+        return {**dict(self.settings), "update_rate": self.update_rate, "subscribers": self.subscribers}
+
+
+@dataclass(frozen=True)
+class Point:
+    trace: TraceSpec
+    mode: str
+    matcher: str
+    service: str
+    link_delay: float
+
+    @property
+    def point_id(self) -> str:
+        return f"{self.trace.trace_id}-{self.mode}-{self.matcher}"
+
+
+@dataclass
+class Config:
+    name: str
+    workload: str
+    seeds: list[int]
+    modes: list[str]
+    matchers: list[str]
+    update_rates: list[float]
+    subscribers: list[int]
+    subscribers_rate: float
+    service: str
+    link_delay: float
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def traces(self) -> list[TraceSpec]:
+        settings = tuple(sorted(self.settings.items()))
+        pairs = [(r, max(self.subscribers)) for r in self.update_rates]
+        pairs += [(self.subscribers_rate, n) for n in self.subscribers]
+        seen: dict[tuple, None] = {}
+        for seed in self.seeds:
+            for rate, n in pairs:
+                seen.setdefault((seed, float(rate), int(n)), None)
+        return [TraceSpec(self.workload, s, r, n, settings) for s, r, n in seen]
+
+    def points(self) -> list[Point]:
+        return [Point(t, mode, matcher, self.service, self.link_delay)
+                for t in self.traces() for mode in self.modes for matcher in self.matchers]
+
+
+def load(path: str | Path) -> Config:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return parse(raw, name=path.stem, where=str(path))
+
+
+def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> Config:
+    r = raw.get("replay")
+    if not isinstance(r, dict):
+        raise ConfigError(f"{where}: needs a [replay] table")
+    unknown = set(r) - {"workload", "seeds", "modes", "matchers", "update_rates", "subscribers",
+                        "subscribers_rate", "service", "link_delay_ms", "name"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) in [replay]: {', '.join(sorted(unknown))}")
+    workload = r.get("workload")
+    if workload not in WORKLOADS:
+        raise ConfigError(f"{where}: workload must be one of {', '.join(WORKLOADS)}, not {workload!r}")
+
+    def listed(key: str, default: list, kind: type, allowed: tuple | None = None) -> list:
+        value = r.get(key, default)
+        if not isinstance(value, list) or not value:
+            raise ConfigError(f"{where}: [replay] {key} must be a non-empty list")
+        for v in value:
+            if kind is float and isinstance(v, int) and not isinstance(v, bool):
+                continue
+            if not isinstance(v, kind) or isinstance(v, bool) or (allowed and v not in allowed):
+                raise ConfigError(f"{where}: [replay] {key} has {v!r}"
+                                  + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+        return value
+
+    rates = [float(x) for x in listed("update_rates", [0], float)]
+    if any(x < 0 for x in rates):
+        raise ConfigError(f"{where}: update rates cannot be negative")
+    service = r.get("service", "measured")
+    if service not in ("measured", "model"):
+        raise ConfigError(f"{where}: service must be 'measured' or 'model', not {service!r}")
+    settings = raw.get("workload", {})
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{where}: [workload] must be a table")
+    return Config(
+        name=str(r.get("name", name)),
+        workload=workload,
+        seeds=listed("seeds", [1], int),
+        modes=listed("modes", list(MODES), str, MODES),
+        matchers=listed("matchers", ["fastint"], str, tuple(MATCHERS)),
+        update_rates=rates,
+        subscribers=listed("subscribers", [_default_subscribers(workload)], int),
+        subscribers_rate=float(r.get("subscribers_rate", max(rates))),
+        service=service,
+        link_delay=float(r.get("link_delay_ms", 10)) / 1000.0,
+        settings=dict(settings),
+    )
+
+
+def _default_subscribers(workload: str) -> int:
+    return {"micro": 10, "overlay-micro": 200, "htm": 800, "at": 150}[workload]

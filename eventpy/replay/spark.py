@@ -1,0 +1,71 @@
+"""The Spark session of a replay: local[*] unless a master URL is given, bound to 127.0.0.1 with
+its web UI off, quiet logs. One session per process (tests share it through a fixture)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+_lock = threading.Lock()
+
+
+def session(master: str | None = None, app: str = "eventpy-replay") -> Any:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # executors must run the same interpreter as the driver (the project's virtual environment)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # pragma: no cover - installed by `make`
+        raise RuntimeError("the replay needs pyspark: run `make venv` or pip install -e '.[replay]'") from exc
+    with _lock:
+        builder = (SparkSession.builder.appName(app)
+                   .master(master or "local[*]")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
+                   .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
+                   .config("spark.sql.shuffle.partitions", "8")
+                   .config("spark.python.worker.reuse", "true"))
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        return spark
+
+
+def run_job(spark: Any, what: str, action: Callable[[], Any], progress: Any = None) -> Any:
+    """Run a Spark action, reporting its tasks on a rich progress bar (when given)."""
+    if progress is None:
+        return action()
+    sc = spark.sparkContext
+    group = f"eventpy-{what}-{time.monotonic_ns()}"
+    task = progress.add_task(what, total=None)
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        sc.setJobGroup(group, what)
+        try:
+            result["value"] = action()
+        except BaseException as exc:  # re-raised in the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    tracker = sc.statusTracker()
+    while worker.is_alive():
+        done = total = 0
+        for job in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job)
+            for stage in (info.stageIds if info else ()):
+                s = tracker.getStageInfo(stage)
+                if s:
+                    done += s.numCompletedTasks
+                    total += s.numTasks
+        progress.update(task, completed=done, total=total or None)
+        worker.join(0.25)
+    progress.update(task, completed=1, total=1)
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
