@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..model import Constraint, EventType, Filter, ValueSet, set_constraint
+from ..model import Constraint, EventType, Filter, ValueSet
 from ._base import Key, Matcher
 from ._fastint_enum import EnumIndex
 from ._fastint_ordered import OrderedIndex, bits
@@ -35,7 +35,6 @@ class _Engine:
         self.cap = 64
         self.slot: dict[Key, int] = {}
         self.key = np.empty(self.cap, dtype=object)  # slot -> key (fancy-indexed on a match)
-        self.filters: dict[Key, Filter] = {}
         self.free: list[int] = list(range(self.cap - 1, -1, -1))
         self.index: dict[str, OrderedIndex | EnumIndex] = {
             a: (OrderedIndex(i, self.cap) if t in (int, float) else EnumIndex(i, self.cap))
@@ -62,38 +61,24 @@ class _Engine:
             if grown:
                 self.built_at = n
 
-    def add(self, key: Key, flt: Filter) -> None:
+    def add(self, key: Key, flt: Filter) -> int:
         if not self.free:
             self._grow()
         slot = self.free.pop()
         self.slot[key] = slot
         self.key[slot] = key
-        self.filters[key] = dict(flt)  # its own copy: what is indexed here, attribute by attribute
         for attr, ix in self.index.items():
-            c = flt.get(attr)
-            ix.set(slot, c)  # type: ignore[arg-type]
-            ix.constrained += c is not None
+            ix.set(slot, flt.get(attr))  # type: ignore[arg-type]  (counts `constrained` too)
         self.changes += 1
         self._maybe_rebuild((self.changes & 1023) == 0)
+        return slot
 
     def remove(self, key: Key) -> None:
         slot = self.slot.pop(key)
-        flt = self.filters.pop(key)
-        for attr, ix in self.index.items():
+        for ix in self.index.values():
             ix.clear(slot)
-            ix.constrained -= attr in flt
         self.key[slot] = None
         self.free.append(slot)
-
-    def update(self, key: Key, attr: str, constraint: Constraint | None) -> None:
-        ix = self.index[attr]
-        flt = self.filters[key]
-        ix.constrained += (constraint is not None) - (attr in flt)
-        set_constraint(flt, attr, constraint)
-        ix.set(self.slot[key], constraint)  # type: ignore[arg-type]
-        self.changes += 1
-        if (self.changes & 1023) == 0:
-            self._maybe_rebuild(True)
 
     def match(self, values: tuple) -> list[Key]:
         n = len(self.slot)
@@ -158,11 +143,12 @@ class FastIntMatcher(Matcher):
         self._part_pos = etype.index[self._part_attr] if self._part_attr else -1
         self._parts: dict[Any, _Engine] = {}
         self._rest = _Engine(etype)
-        self._engine_of: dict[Key, tuple[Any, _Engine]] = {}
+        self._engine_of: dict[Key, tuple[Any, _Engine, int]] = {}  # partition value, engine, slot
         self._filters: dict[Key, dict[str, Constraint]] = {}
         self._ints = [etype.index[a] for a, t in etype.schema.items() if t is int]
 
     def _partition(self, flt: Filter) -> tuple[Any, _Engine]:
+        """The partition an entry belongs to: its value and its engine."""
         c = flt.get(self._part_attr) if self._part_attr else None
         if isinstance(c, ValueSet) and not c.exclude and len(c.values) == 1:
             (v,) = c.values
@@ -177,33 +163,37 @@ class FastIntMatcher(Matcher):
             raise KeyError(f"entry {key!r} is already indexed")
         flt = dict(flt)
         self._filters[key] = flt
-        where = self._partition(flt)
-        self._engine_of[key] = where
-        where[1].add(key, flt)
+        value, engine = self._partition(flt)
+        self._engine_of[key] = (value, engine, engine.add(key, flt))
 
     def remove(self, key: Key) -> None:
         del self._filters[key]
-        value, engine = self._engine_of.pop(key)
+        value, engine, _ = self._engine_of.pop(key)
         engine.remove(key)
         if value is not _REST and not engine.slot:
             del self._parts[value]
 
     def update(self, key: Key, attr: str, constraint: Constraint | None) -> None:
         flt = self._filters[key]
-        set_constraint(flt, attr, constraint)
-        value, engine = self._engine_of[key]
+        if constraint is None:
+            flt.pop(attr, None)
+        else:
+            flt[attr] = constraint
+        value, engine, slot = self._engine_of[key]
         if attr == self._part_attr:
-            where = self._partition(flt)
-            if where[0] != value:  # the equality moved: the entry changes partition
+            new_value, new_engine = self._partition(flt)
+            if new_value != value:  # the equality moved: the entry changes partition
                 engine.remove(key)
                 if value is not _REST and not engine.slot:
                     del self._parts[value]
-                self._engine_of[key] = where
-                where[1].add(key, flt)
+                self._engine_of[key] = (new_value, new_engine, new_engine.add(key, flt))
                 return
             if value is not _REST:
                 return  # the partition attribute is implied inside a partition
-        engine.update(key, attr, constraint)
+        engine.index[attr].set(slot, constraint)  # type: ignore[arg-type]  (the UPD hot path)
+        engine.changes += 1
+        if (engine.changes & 1023) == 0:
+            engine._maybe_rebuild(True)
 
     def match(self, values: tuple) -> list[Key]:
         for i in self._ints:
@@ -224,6 +214,21 @@ class FastIntMatcher(Matcher):
 
     def filter_of(self, key: Key) -> Filter:
         return self._filters[key]
+
+    def check(self) -> None:
+        """Assert the invariants (for tests): every entry sits in its partition's engine, and each
+        index holds exactly what a fresh marking of the entries' constraints would."""
+        assert self._filters.keys() == self._engine_of.keys()
+        engines = [self._rest, *self._parts.values()]
+        assert sum(len(e.slot) for e in engines) == len(self._filters)
+        for key, flt in self._filters.items():
+            value, engine, slot = self._engine_of[key]
+            assert (value, engine) == self._partition(flt) and engine.slot[key] == slot
+            assert engine.key[slot] == key
+        for engine in engines:
+            for attr, ix in engine.index.items():
+                given = {slot: self._filters[key].get(attr) for key, slot in engine.slot.items()}
+                ix.verify(given)
 
     def keys(self) -> Iterable[Key]:
         return self._filters.keys()

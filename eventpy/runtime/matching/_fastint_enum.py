@@ -18,7 +18,8 @@ class EnumIndex:
 
     def __init__(self, pos: int, cap: int) -> None:
         self.pos = pos
-        self.constrained = 0
+        self.constrained = 0  # entries with a constraint here (not the implicit wildcard)
+        self.given = [False] * cap
         self.incl: dict[Any, set[int]] = {}
         self.excl: dict[Any, set[int]] = {}
         self._arrays: dict[Any, np.ndarray] = {}  # cache of incl[v] as an array
@@ -31,6 +32,7 @@ class EnumIndex:
 
     def grow(self, cap: int) -> None:
         extra = cap - self.open.shape[0]
+        self.given.extend([False] * extra)
         self.open = np.concatenate([self.open, np.zeros(extra, dtype=bool)])
         self.code = np.concatenate([self.code, np.full(extra, -1, dtype=np.int64)])
         self.special = np.concatenate([self.special, np.zeros(extra, dtype=bool)])
@@ -40,7 +42,10 @@ class EnumIndex:
 
     def set(self, slot: int, c: ValueSet | None) -> None:
         self.clear(slot)
-        if c is None:
+        if c is not None:
+            self.constrained += 1
+            self.given[slot] = True
+        else:
             c = ValueSet(frozenset(), True)
         self.sets[slot] = c
         table = self.excl if c.exclude else self.incl
@@ -58,6 +63,9 @@ class EnumIndex:
             self.special[slot] = len(c.values) > 1
 
     def clear(self, slot: int) -> None:
+        if self.given[slot]:
+            self.constrained -= 1
+            self.given[slot] = False
         c = self.sets.pop(slot, None)
         if c is None:
             return
@@ -73,6 +81,14 @@ class EnumIndex:
             self.n_open -= 1
         self.code[slot] = -1
         self.special[slot] = False
+
+    def verify(self, given: dict[int, ValueSet | None]) -> None:
+        """Assert that the tables hold what `given` (slot -> constraint) says."""
+        assert self.constrained == sum(c is not None for c in given.values())
+        assert self.sets.keys() == given.keys()
+        for slot, c in given.items():
+            assert self.given[slot] == (c is not None)
+            assert self.sets[slot] == (ValueSet(frozenset(), True) if c is None else c)
 
     def retrieve(self, v: Any) -> tuple[int, Any]:
         inc = self.incl.get(v)

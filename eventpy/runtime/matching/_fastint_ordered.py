@@ -10,11 +10,12 @@ V of 001 §5.3 as two packed bit rows: `full` (entries whose interval covers the
 from __future__ import annotations
 
 from bisect import bisect_right
+from math import nextafter
 from typing import Any
 
 import numpy as np
 
-from ..model import INF, Interval
+from ..model import EVERYTHING, INF, Interval
 
 MAX_LEAVES = 64
 _EMPTY = np.empty(0, dtype=np.int64)
@@ -32,19 +33,40 @@ def bits(row: np.ndarray) -> np.ndarray:
 
 def _closed_lo(lo: float, closed: bool) -> float:
     # x > lo  <=>  x >= nextafter(lo, +inf) for float64 values: checks compare closed bounds only
-    return lo if closed else float(np.nextafter(lo, INF))
+    return lo if closed else nextafter(lo, INF)
 
 
 def _closed_hi(hi: float, closed: bool) -> float:
-    return hi if closed else float(np.nextafter(hi, -INF))
+    return hi if closed else nextafter(hi, -INF)
+
+
+def _span(m: Marks) -> tuple[int, int]:
+    """The first and last leaf that carry a mark of the entry (partial or full)."""
+    first_full, last_full, p_lo, p_hi = m
+    if p_hi >= 0:
+        last = p_hi
+    elif last_full >= first_full:
+        last = last_full
+    else:
+        last = p_lo  # both ends in one leaf
+    return (p_lo if p_lo >= 0 else first_full), last
+
+
+def _state(m: Marks, leaf: int) -> int:
+    """0: no mark on `leaf`, 1: the entry covers the leaf (`full`), 2: an end inside (`part`)."""
+    if leaf == m[2] or leaf == m[3]:
+        return 2
+    return 1 if m[0] <= leaf <= m[1] else 0
 
 
 class OrderedIndex:
     def __init__(self, pos: int, cap: int) -> None:
         self.pos = pos
         self.constrained = 0  # entries with a non-wildcard constraint here
+        self.given = [False] * cap  # slot -> it has a constraint here (counted in `constrained`)
         self.lo = np.full(cap, INF)  # closed bounds (open ones moved by one float)
         self.hi = np.full(cap, -INF)
+        self._views()
         self.ivs: list[Interval | None] = [None] * cap
         self.marks: list[Marks | None] = [None] * cap
         self.bp: list[float] = []
@@ -55,10 +77,17 @@ class OrderedIndex:
         self.n_part = np.zeros(1, dtype=np.int64)
 
     # -- storage ---------------------------------------------------------------------------------
+    def _views(self) -> None:
+        # one-element writes through a memoryview cost a third of numpy's scalar __setitem__
+        self._lo_w = memoryview(self.lo)
+        self._hi_w = memoryview(self.hi)
+
     def grow(self, cap: int) -> None:
         extra = cap - self.lo.shape[0]
         self.lo = np.concatenate([self.lo, np.full(extra, INF)])
         self.hi = np.concatenate([self.hi, np.full(extra, -INF)])
+        self._views()
+        self.given.extend([False] * extra)
         self.ivs.extend([None] * extra)
         self.marks.extend([None] * extra)
         pad = np.zeros((self.full.shape[0], extra // 8), dtype=np.uint8)
@@ -98,22 +127,84 @@ class OrderedIndex:
                 self.part[p, byte] = (self.part[p, byte] | bit) if on else (self.part[p, byte] & ~bit)
                 self.n_part[p] += d
 
+    def _flip(self, slot: int, leaf: int, state: int, d: int) -> None:
+        byte, bit = slot >> 3, np.uint8(1 << (slot & 7))
+        if state == 1:
+            self.full[leaf, byte] ^= bit
+            self.n_full[leaf] += d
+        else:
+            self.part[leaf, byte] ^= bit
+            self.n_part[leaf] += d
+
+    def _move(self, slot: int, old: Marks | None, new: Marks | None) -> None:
+        """Replace the marks of `slot`, flipping only the bits of the leaves whose mark changes.
+
+        Leaves strictly inside both spans are `full` in both, leaves outside both carry nothing:
+        only the leaves between the two first leaves and between the two last leaves can differ.
+        """
+        if old is not None and new is not None:
+            s1, e1 = _span(old)
+            s2, e2 = _span(new)
+            a, b = (s1, s2) if s1 <= s2 else (s2, s1)
+            c, d = (e1, e2) if e1 <= e2 else (e2, e1)
+            if b - a + d - c <= 8:
+                leaves = range(a, d + 1) if c <= b + 1 else (*range(a, b + 1), *range(c, d + 1))
+                for leaf in leaves:
+                    was, now = _state(old, leaf), _state(new, leaf)
+                    if was != now:
+                        if was:
+                            self._flip(slot, leaf, was, -1)
+                        if now:
+                            self._flip(slot, leaf, now, 1)
+                return
+        self._apply(slot, old, False)
+        self._apply(slot, new, True)
+
     def set(self, slot: int, c: Interval | None) -> None:
-        """Mark `slot` with interval `c` (None: the wildcard), replacing what it had."""
-        if c is None:
-            c = Interval(-INF, True, INF, True)
+        """Mark `slot` with interval `c` (None: the wildcard), replacing what it had.
+
+        The hot path of a parametric update: a bound that moves within its leaf only rewrites
+        the exact bounds; one that crosses leaves flips the bits of the leaves crossed.
+        """
+        given = c is not None
+        self.constrained += given - self.given[slot]
+        self.given[slot] = given
+        if not given:
+            c = EVERYTHING
         self.ivs[slot] = c
-        self.lo[slot] = _closed_lo(c.lo, c.lo_closed) if not c.is_empty() else INF
-        self.hi[slot] = _closed_hi(c.hi, c.hi_closed) if not c.is_empty() else -INF
-        m = self._leaves_of(c)
+        lo, lc, hi, hc = c
+        if lo > hi or (lo == hi and not (lc and hc)):  # Interval.is_empty
+            m = None
+            self._lo_w[slot] = INF
+            self._hi_w[slot] = -INF
+        else:
+            bp = self.bp
+            if lo == -INF and lc:
+                first_full, p_lo = 0, -1
+                self._lo_w[slot] = lo
+            else:
+                p_lo = bisect_right(bp, lo)
+                first_full = p_lo + 1
+                self._lo_w[slot] = lo if lc else nextafter(lo, INF)
+            if hi == INF and hc:
+                last_full, p_hi = len(bp), -1
+                self._hi_w[slot] = hi
+            else:
+                p_hi = bisect_right(bp, hi)
+                last_full = p_hi - 1
+                if p_hi == p_lo:
+                    p_hi = -1
+                self._hi_w[slot] = hi if hc else nextafter(hi, -INF)
+            m = (first_full, last_full, p_lo, p_hi)
         old = self.marks[slot]
         if m == old:
             return  # a bound moved within its leaf: the bit rows stay, only the bounds change
-        self._apply(slot, old, False)
         self.marks[slot] = m
-        self._apply(slot, m, True)
+        self._move(slot, old, m)
 
     def clear(self, slot: int) -> None:
+        self.constrained -= self.given[slot]
+        self.given[slot] = False
         self._apply(slot, self.marks[slot], False)
         self.marks[slot] = None
         self.ivs[slot] = None
@@ -138,6 +229,33 @@ class OrderedIndex:
             m = self._leaves_of(c) if c is not None else None
             self.marks[slot] = m
             self._apply(slot, m, True)
+
+    def verify(self, given: dict[int, Interval | None]) -> None:
+        """Assert that the rows, counts and bounds are those of `given` (slot -> constraint)."""
+        assert self.constrained == sum(c is not None for c in given.values())
+        full, part = np.zeros_like(self.full), np.zeros_like(self.part)
+        n_full, n_part = np.zeros_like(self.n_full), np.zeros_like(self.n_part)
+        for slot, c in given.items():
+            c = EVERYTHING if c is None else c
+            assert self.ivs[slot] == c and self.given[slot] == (given[slot] is not None)
+            m = self._leaves_of(c)
+            assert self.marks[slot] == m, (slot, c, self.marks[slot], m)
+            if m is None:
+                assert self.lo[slot] == INF and self.hi[slot] == -INF
+                continue
+            assert self.lo[slot] == _closed_lo(c.lo, c.lo_closed)
+            assert self.hi[slot] == _closed_hi(c.hi, c.hi_closed)
+            first_full, last_full, p_lo, p_hi = m
+            byte, bit = slot >> 3, np.uint8(1 << (slot & 7))
+            for leaf in range(first_full, last_full + 1):
+                full[leaf, byte] |= bit
+                n_full[leaf] += 1
+            for p in (p_lo, p_hi):
+                if p >= 0:
+                    part[p, byte] |= bit
+                    n_part[p] += 1
+        assert (full == self.full).all() and (part == self.part).all()
+        assert (n_full == self.n_full).all() and (n_part == self.n_part).all()
 
     def crowded(self, n: int) -> bool:
         """True when some leaf holds far more endpoints than a balanced split would give it."""
