@@ -228,38 +228,53 @@ class Broker:
             ts.summary.set_entry(state.link, key, None)
 
     def _on_upd(self, link: Link, msg: Upd, out: Sends) -> None:
-        ts = self._type(msg.etype)
-        state = ts.subs.get((link, msg.sid))  # lookup[τ][x] of Fig. 6 line 35: O(1)
+        ts = self.types.get(msg.etype)
+        if ts is None:
+            raise MessageError(f"event type {msg.etype!r} was never advertised here")
+        sid = msg.sid
+        state = ts.subs.get((link, sid))  # lookup[τ][x] of Fig. 6 line 35: O(1)
         if state is None:
-            raise MessageError(f"UPD of unknown subscription {msg.sid} of {msg.etype!r}")
-        touched: set[int] = set()
-        for var, value, seq in msg.items():
+            raise MessageError(f"UPD of unknown subscription {sid} of {msg.etype!r}")
+        changed = False
+        switched: set[int] | None = None  # conjunctions switched on or off
+        on = state.switched_on
+        for var, (value, seq) in msg.changes.items():
             role = state.apply(var, value, seq)
             if role is None:
                 self.stats["stale_upd"] += 1
                 continue
             what, ci, attr = role
-            key = (link, msg.sid, ci)
             if what == "constraint":
-                if ci in state.switched_on:
+                if ci in on:
+                    # one constraint moves in place: the index and the summary get that attribute
+                    # only (a bound inside its leaf, a bound inside the summary: no structure moves)
                     c = state.values[var]
-                    ts.matcher.update(key, attr, None if c.is_wildcard() else c)
-                    touched.add(ci)
+                    if c.is_wildcard():
+                        c = None
+                    key = (link, sid, ci)
+                    ts.matcher.update(key, attr, c)
+                    ts.summary.update_entry(link, key, attr, c)
+                    changed = True
             elif what == "switch":
-                was = (ci in state.switched_on)
+                key = (link, sid, ci)
+                was = ci in on
                 now = state.active(ci)
                 if now and not was:
                     ts.matcher.add(key, state.filter(ci))
-                    state.switched_on.add(ci)
+                    on.add(ci)
                 elif was and not now:
                     ts.matcher.remove(key)
-                    state.switched_on.discard(ci)
+                    on.discard(ci)
                     ts.summary.set_entry(link, key, None)
-                touched.add(ci)
-        for ci in touched:
-            if ci in state.switched_on:
-                ts.summary.set_entry(link, (link, msg.sid, ci), state.filter(ci))
-        if touched:
+                if switched is None:
+                    switched = set()
+                switched.add(ci)
+        if switched:
+            for ci in switched:
+                if ci in on:
+                    ts.summary.set_entry(link, (link, sid, ci), state.filter(ci))
+            changed = True
+        if changed:
             self._propagate(ts, out)
 
     # -- propagate (Fig. 6 lines 39-47) -------------------------------------------------------------

@@ -71,21 +71,26 @@ class SubState:
 
     def apply(self, var: Any, value: Any, seq: Any) -> tuple[str, int, str | None] | None:
         """Store an update; None if it is stale (an older sequence number than one applied)."""
-        _check_var(var, len(self.values))
+        values = self.values
+        if type(var) is not int or not 0 <= var < len(values):
+            _check_var(var, len(values))  # raises
         if type(seq) is not int:
             raise MessageError("sequence numbers must be ints")
-        if seq <= self.seqs[var]:
+        seqs = self.seqs
+        if seq <= seqs[var]:
             return None
         role = self.roles[var]
-        if isinstance(value, SetDelta) and isinstance(self.values[var], ValueSet):
-            value = value.apply(self.values[var])
-        if role[0] == "constraint":
-            if not isinstance(value, (Interval, ValueSet)) or type(value) is not type(self.values[var]):
-                raise MessageError(f"variable {var} must stay a {type(self.values[var]).__name__}")
-        elif role[0] == "switch" and type(value) is not bool:
+        old = values[var]
+        if isinstance(value, SetDelta) and isinstance(old, ValueSet):
+            value = value.apply(old)
+        what = role[0]
+        if what == "constraint":
+            if type(value) is not type(old) or not isinstance(value, (Interval, ValueSet)):
+                raise MessageError(f"variable {var} must stay a {type(old).__name__}")
+        elif what == "switch" and type(value) is not bool:
             raise MessageError(f"switch variable {var} must be a bool")
-        self.seqs[var] = seq
-        self.values[var] = value
+        seqs[var] = seq
+        values[var] = value
         return role
 
     def residual_holds(self, ci: int, event_values: tuple) -> bool:

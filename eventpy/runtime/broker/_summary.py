@@ -4,24 +4,72 @@ A summary for neighbor N covers every active conjunction the broker holds from l
 N (so that nothing is sent back where it came from, Fig. 2 line 18 `pubs[τ] \\ pj`).
 
 `AttributeSummary` keeps one aggregate per link (the LUB of that link's conjunctions) and, per
-attribute, the aggregates' bounds in sorted order, so that the LUB over all links but N is read
-off the ends of two sorted lists: O(log L) per change instead of a pass over every entry.
+ordered attribute, the aggregates' bounds in two heaps (lowest lower bound first, highest upper
+bound first), so that the LUB over all links but N is read off their tops: O(log L) per change
+instead of a pass over every entry. A bound that moves pushes its new value and leaves the old
+one behind, recognised as stale when it surfaces (the heaps are compacted when stale items
+outnumber the live ones), so a parametric update costs one push, no removal from a sorted list.
 `PosetSummary` is the Siena-style LUB: the roots of a covering poset (000 §3.4, Fig. 2).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from heapq import heapify, heappop, heappush
+from itertools import count
 from typing import Any, Hashable
 
-from sortedcontainers import SortedList
-
 from ..matching import PosetMatcher
-from ..model import Constraint, EventType, Filter, Interval, ValueSet, filter_lub
+from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, filter_lub
 
 Link = Hashable
 _WILD = object()  # an attribute a link's aggregate does not constrain
 _MISSING = object()
+
+
+class _Heap:
+    """Lazy-deletion heap of one bound per link: items (key, closedness rank, tick, link).
+
+    `of[link]` is the link's live item; any other item in `heap` is stale. The tick is unique,
+    so items never compare links (which need not be ordered)."""
+
+    __slots__ = ("heap", "of")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple] = []
+        self.of: dict[Link, tuple] = {}
+
+    def put(self, link: Link, item: tuple) -> None:
+        self.of[link] = item
+        heap = self.heap
+        heappush(heap, item)
+        if len(heap) > 2 * len(self.of) + 32:
+            heap[:] = self.of.values()
+            heapify(heap)
+
+    def drop(self, link: Link) -> None:
+        del self.of[link]
+
+    def top(self, neighbor: Link) -> tuple:
+        """The smallest live item of a link other than `neighbor` (there must be one)."""
+        heap, of = self.heap, self.of
+        while True:
+            item = heap[0]
+            if of.get(item[3]) is not item:
+                heappop(heap)  # stale: the link's bound moved or the link left
+            elif item[3] != neighbor:
+                return item
+            else:
+                break
+        heappop(heap)  # the neighbor's own bound: look below it, then put it back
+        try:
+            while True:
+                nxt = heap[0]
+                if of.get(nxt[3]) is nxt:
+                    return nxt
+                heappop(heap)
+        finally:
+            heappush(heap, item)
 
 
 def _aggregate(filters: list[Filter]) -> dict[str, Constraint] | None:
@@ -41,15 +89,16 @@ class AttributeSummary:
         self.entries: dict[Link, dict[Any, Filter]] = {}  # link -> key -> filter (active only)
         self.aggs: dict[Link, dict[str, Constraint]] = {}  # link -> LUB of its entries
         self.wild: dict[str, set[Link]] = {a: set() for a in etype.attrs}
-        self.lo: dict[str, SortedList] = {}
-        self.hi: dict[str, SortedList] = {}
+        self.lo: dict[str, _Heap] = {}  # items (lo, 0 if closed else 1, tick, link)
+        self.hi: dict[str, _Heap] = {}  # items (-hi, 0 if closed else 1, tick, link)
+        self._tick = count()
         self._cache: dict[Link, dict[str, Constraint | None]] = {}  # neighbor -> attr -> LUB
         self.version = 0  # bumped whenever a summary may have changed
         self.inc: dict[str, Counter] = {}
         self.exc: dict[str, dict[Link, frozenset]] = {}
         for a, t in etype.schema.items():
             if t in (int, float):
-                self.lo[a], self.hi[a] = SortedList(), SortedList()
+                self.lo[a], self.hi[a] = _Heap(), _Heap()
             else:
                 self.inc[a], self.exc[a] = Counter(), {}
 
@@ -79,62 +128,96 @@ class AttributeSummary:
             self.aggs[link] = new
         if not entries:
             self.entries.pop(link, None)
-        # only the attributes whose constraint changed touch the sorted bounds (an UPD of one
-        # parameter usually changes one attribute)
+        # only the attributes whose constraint changed touch the bounds (an UPD of one parameter
+        # usually changes one attribute)
         for a in self.etype.attrs:
             c_old = None if old is None else old.get(a, _WILD)
             c_new = None if new is None else new.get(a, _WILD)
-            if c_old == c_new:
-                continue
-            if type(c_old) is Interval and type(c_new) is Interval and not (
-                    c_old.is_wildcard() or c_new.is_wildcard()):
-                self._move_bounds(link, a, c_old, c_new)
-                lo = min(c_old.lo, c_new.lo)
-                hi = max(c_old.hi, c_new.hi)
-                for neighbor, cache in self._cache.items():
-                    cached = cache.get(a, _MISSING)
-                    # a bound strictly inside a cached LUB cannot move it, nor can the neighbor's
-                    # own entries (its LUB leaves them out), nor anything while another link is
-                    # a wildcard on `a`
-                    if cached is _MISSING or neighbor == link:
-                        continue
-                    if cached is None:
-                        if len(self.wild[a]) > (1 if neighbor in self.wild[a] else 0):
-                            continue
-                    elif lo > cached.lo and hi < cached.hi:
-                        continue
-                    del cache[a]
-                    self.version += 1
-                continue
-            if c_old is not None:
-                self._contribute(link, a, c_old, -1)
-            if c_new is not None:
-                self._contribute(link, a, c_new, +1)
-            for stale in self._cache.values():
-                stale.pop(a, None)
-            self.version += 1
+            if c_old != c_new:
+                self._changed(link, a, c_old, c_new)
 
-    def _move_bounds(self, link: Link, a: str, old: Interval, new: Interval) -> None:
-        """An interval that changed: touch only the sorted list of the bound that moved."""
-        if (old.lo, old.lo_closed) != (new.lo, new.lo_closed):
-            self.lo[a].remove((old.lo, 0 if old.lo_closed else 1, link))
-            self.lo[a].add((new.lo, 0 if new.lo_closed else 1, link))
-        if (old.hi, old.hi_closed) != (new.hi, new.hi_closed):
-            self.hi[a].remove((old.hi, 1 if old.hi_closed else 0, link))
-            self.hi[a].add((new.hi, 1 if new.hi_closed else 0, link))
+    def update_entry(self, link: Link, key: Any, attr: str, c: Constraint | None) -> None:
+        """One attribute of an active entry changed (None: the wildcard); the UPD path.
+
+        A link with one entry (a client with one subscription) has that entry as its aggregate:
+        the change goes straight to the attribute's bounds, without recomputing the aggregate.
+        An entry not recorded (switched off, or switched on by the same UPD) is left alone.
+        """
+        entries = self.entries.get(link)
+        flt = entries.get(key) if entries else None
+        if flt is None:
+            return
+        if c is None:
+            flt.pop(attr, None)
+        else:
+            flt[attr] = c
+        agg = self.aggs.get(link)
+        if len(entries) != 1 or agg is None or (c is not None and c.is_empty()):
+            self._refresh(link)  # several entries, or an empty constraint comes or goes
+            return
+        c_old = agg.get(attr, _WILD)
+        if c is None:
+            if c_old is _WILD:
+                return
+            del agg[attr]
+            self._changed(link, attr, c_old, _WILD)
+        elif c != c_old:
+            agg[attr] = c
+            self._changed(link, attr, c_old, c)
+
+    def _changed(self, link: Link, a: str, c_old: Any, c_new: Any) -> None:
+        """`link`'s aggregate constraint on `a` went from c_old to c_new (None: no aggregate,
+        _WILD: unconstrained); invalidate the cached LUBs it may change."""
+        if type(c_old) is Interval and type(c_new) is Interval:
+            olo, olc, ohi, ohc = c_old
+            lo, lc, hi, hc = c_new
+            if not (olo == -INF and ohi == INF and olc and ohc) and not (
+                    lo == -INF and hi == INF and lc and hc):  # neither is the wildcard
+                self._move(link, a, olo, lo, lo != olo or lc != olc, ohi, hi, hi != ohi or hc != ohc,
+                           c_new)
+                return
+        if c_old is not None:
+            self._contribute(link, a, c_old, -1)
+        if c_new is not None:
+            self._contribute(link, a, c_new, +1)
+        for stale in self._cache.values():
+            stale.pop(a, None)
+        self.version += 1
+
+    def _move(self, link: Link, a: str, olo: Any, lo: Any, lo_moved: bool, ohi: Any, hi: Any,
+              hi_moved: bool, c: Interval) -> None:
+        """A link's interval on `a` moved: push the bound(s) that moved, and drop the cached LUBs
+        it may change. A bound strictly inside a cached LUB (before and after) cannot move it,
+        nor can the neighbor's own entries (its LUB leaves them out), nor anything while another
+        link is a wildcard on `a`."""
+        if lo_moved:
+            self.lo[a].put(link, (lo, 0 if c.lo_closed else 1, next(self._tick), link))
+        if hi_moved:
+            self.hi[a].put(link, (-hi, 0 if c.hi_closed else 1, next(self._tick), link))
+        for neighbor, cache in self._cache.items():
+            cached = cache.get(a, _MISSING)
+            if cached is _MISSING or neighbor == link:
+                continue
+            if cached is None:
+                wild = self.wild[a]
+                if len(wild) > (1 if neighbor in wild else 0):
+                    continue
+            elif (not lo_moved or (olo > cached.lo and lo > cached.lo)) and (
+                    not hi_moved or (ohi < cached.hi and hi < cached.hi)):
+                continue
+            del cache[a]
+            self.version += 1
 
     def _contribute(self, link: Link, a: str, c: Constraint, sign: int) -> None:
         if c is _WILD or c.is_wildcard():
             (self.wild[a].add if sign > 0 else self.wild[a].discard)(link)
         elif isinstance(c, Interval):
-            lo_item = (c.lo, 0 if c.lo_closed else 1, link)
-            hi_item = (c.hi, 1 if c.hi_closed else 0, link)
             if sign > 0:
-                self.lo[a].add(lo_item)
-                self.hi[a].add(hi_item)
+                self.lo[a].put(link, (c.lo, 0 if c.lo_closed else 1, next(self._tick), link))
+                self.hi[a].put(link, (-c.hi, 0 if c.hi_closed else 1, next(self._tick), link))
             else:
-                self.lo[a].remove(lo_item)
-                self.hi[a].remove(hi_item)
+                self.lo[a].drop(link)
+                self.hi[a].drop(link)
         elif c.exclude:
             if sign > 0:
                 self.exc[a][link] = c.values
@@ -167,9 +250,9 @@ class AttributeSummary:
         if len(wild) > (1 if neighbor in wild else 0):
             return None  # some other link admits every value of `a`
         if a in self.lo:
-            lo = next(item for item in self.lo[a] if item[2] != neighbor)
-            hi = next(item for item in reversed(self.hi[a]) if item[2] != neighbor)
-            c: Constraint = Interval(lo[0], lo[1] == 0, hi[0], hi[1] == 1)
+            lo = self.lo[a].top(neighbor)
+            hi = self.hi[a].top(neighbor)
+            c: Constraint = Interval(lo[0], lo[1] == 0, -hi[0], hi[1] == 0)
         else:
             mine = self.aggs.get(neighbor)
             values = {v for v, n in self.inc[a].items()
@@ -209,6 +292,16 @@ class PosetSummary:
             self.poset.remove(key)
         if flt is not None:
             self.poset.add(key, flt)
+
+    def update_entry(self, link: Link, key: Any, attr: str, c: Constraint | None) -> None:
+        if key not in self.poset:
+            return  # not recorded (switched off, or switched on by the same UPD)
+        flt = dict(self.poset.filter_of(key))
+        if c is None:
+            flt.pop(attr, None)
+        else:
+            flt[attr] = c
+        self.set_entry(link, key, flt)
 
     def drop_link(self, link: Link) -> None:
         self._version += 1

@@ -79,3 +79,76 @@ def test_version_changes_whenever_a_summary_changes(ops):
             if summary.version == last[n][0]:
                 assert now == last[n][1]
             last[n] = (summary.version, now)
+
+
+# ---- the UPD path: one attribute of one entry changes in place ------------------------------------
+
+upd_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), links, st.integers(0, 1), st.one_of(st.none(), filters)),
+        st.tuples(st.just("upd"), links, st.integers(0, 1), st.sampled_from(["x", "s"]),
+                  st.one_of(st.none(), intervals, valuesets)),
+    ),
+    min_size=1, max_size=60)
+
+
+def apply_op(summary, entries: dict, op) -> None:
+    if op[0] == "set":
+        _, link, k, flt = op
+        apply(summary, entries, link, k, flt)
+        return
+    _, link, k, attr, c = op
+    if c is not None and (attr == "x") != isinstance(c, Interval):
+        return  # a constraint of the other attribute's kind: not a valid update
+    key = (link, k)
+    if key in entries:  # update_entry ignores an entry it does not hold
+        flt = dict(entries[key])
+        if c is None:
+            flt.pop(attr, None)
+        else:
+            flt[attr] = c
+        entries[key] = flt
+    summary.update_entry(link, key, attr, c)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(upd_ops)
+def test_updated_entries_keep_the_summary_exact(ops):
+    summary = AttributeSummary(T)
+    entries: dict = {}
+    last = {n: (summary.version, summary.summary_for(n)) for n in ("up1", "up2")}
+    for op in ops:
+        apply_op(summary, entries, op)
+        for neighbor in ("up1", "up2"):
+            want = reference(entries, neighbor)
+            got = summary.summary_for(neighbor)
+            assert got == ([] if want is None else [want]), (neighbor, entries)
+            if summary.version == last[neighbor][0]:
+                assert got == last[neighbor][1]  # the broker skips a neighbor whose version stayed
+            last[neighbor] = (summary.version, got)
+
+
+def test_many_bound_moves_compact_the_heaps():
+    """Long random walks of single-entry links (the benchmark's shape) with the neighbors' own
+    entries at the extremes; the heaps are compacted many times along the way."""
+    import random
+
+    rnd = random.Random(3)
+    summary = AttributeSummary(T)
+    entries: dict = {}
+    names = [f"c{i}" for i in range(30)] + ["up1", "up2"]
+    for link in names:
+        lo = rnd.uniform(-1, 1)
+        apply(summary, entries, link, 0, {"x": Interval(lo, True, lo + 0.5, False)})
+    for step in range(4000):
+        link = rnd.choice(names)
+        lo, lc, hi, hc = entries[(link, 0)]["x"]
+        if step & 1:
+            c = Interval(hi - rnd.uniform(0.1, 1.0) * (3 if link.startswith("up") else 1), rnd.random() < .5, hi, hc)
+        else:
+            c = Interval(lo, lc, lo + rnd.uniform(0.1, 1.0), rnd.random() < .5)
+        apply_op(summary, entries, ("upd", link, 0, "x", c))
+        if step % 7 == 0:
+            for neighbor in ("up1", "up2", "c0"):
+                assert summary.summary_for(neighbor) == [reference(entries, neighbor)]
+    assert len(summary.lo["x"].heap) <= 2 * len(names) + 32 + 1
