@@ -95,6 +95,12 @@ def _overlay(args: argparse.Namespace) -> int:
     return launcher.overlay_down(run_dir)
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from eventpy.replay.cli import replay
+
+    return replay(args.config, args.out, args.master, args.quiet)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="eventpy", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -122,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     overlay.add_argument("--summary", default="attribute", choices=("attribute", "poset"))
     overlay.add_argument("--run-dir", default=".eventpy/overlay", help="where pid files, logs and status go")
     overlay.set_defaults(func=_overlay)
+    replay = sub.add_parser("replay", help="replay a workload grid on Spark and write a report")
+    replay.add_argument("config", help="a replay TOML file, e.g. examples/replay/htm-small.toml")
+    replay.add_argument("--out", required=True, help="directory for metrics.parquet, report.md and plots")
+    replay.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
+    replay.add_argument("--quiet", action="store_true", help="no progress bars or tables")
+    replay.set_defaults(func=_replay)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -27,9 +27,10 @@ METRIC_COLUMNS = (
     "subscribers long, seed long, published long, delivered long, spurious long, sub_messages long, "
     "bytes long, event_bytes_to_subscribers long, upd_sent long, sub_sent long, unsub_sent long, "
     "upd_coalesced long, latency_p50_ms double, latency_p99_ms double, delay_ms double, "
-    "delay_samples long, span_s double, memory_bytes long, wall_s double"
+    "delay_samples long, span_s double, memory_bytes long, utilization double, wall_s double"
 )
-BROKER_COLUMNS = "point string, broker string, sub_messages long, sub_bytes long, pub_messages long, memory_bytes long"
+BROKER_COLUMNS = ("point string, broker string, sub_messages long, sub_bytes long, pub_messages long, "
+                  "utilization double, memory_bytes long")
 DELIVERY_COLUMNS = "point string, trace string, eid long, sub_id long, t double"
 TRUTH_COLUMNS = "trace string, eid long, sub_id long"
 
@@ -52,15 +53,15 @@ def run_point(point: Point) -> Iterator[tuple[str, tuple]]:
                        link_delay=point.link_delay)
     m = result.metrics
     yield "metrics", (point.point_id, spec.trace_id, spec.workload, point.mode, point.matcher,
-                      spec.update_rate, len(trace.subscriptions), spec.seed, *(
+                      spec.update_rate, len({s.client for s in trace.subscriptions}), spec.seed, *(
                           _num(m[k]) for k in ("published", "delivered", "spurious", "sub_messages", "bytes",
                                                "event_bytes_to_subscribers", "upd_sent", "sub_sent",
                                                "unsub_sent", "upd_coalesced", "latency_p50_ms",
                                                "latency_p99_ms", "delay_ms", "delay_samples", "span_s",
-                                               "memory_bytes", "wall_s")))
+                                               "memory_bytes", "utilization", "wall_s")))
     for b in result.brokers:
         yield "brokers", (point.point_id, b["broker"], b["sub_messages"], b["sub_bytes"], b["pub_messages"],
-                          b["memory_bytes"])
+                          float(b["utilization"]), b["memory_bytes"])
     for eid, sid, t in result.deliveries:
         yield "deliveries", (point.point_id, spec.trace_id, eid, sid, t)
 

@@ -63,6 +63,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
     setup_messages = sim.subscription_messages()
     before = {k: v for k, v in sim.sent.items()}
     before_bytes = dict(sim.sent_bytes or {})
+    busy_before = dict(sim.busy)
     for c in sim.clients.values():  # measure the replayed phase only
         c.delays.clear()
         c.latencies.clear()
@@ -91,6 +92,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         sent_b = sum((sim.sent_bytes or {}).get((b, k), 0) - before_bytes.get((b, k), 0) for k in SUBSCRIPTION_KINDS)
         rows.append({"broker": b, "sub_messages": sent, "sub_bytes": sent_b,
                      "pub_messages": sim.sent[b, "Pub"],
+                     "utilization": (sim.busy[b] - busy_before.get(b, 0.0)) / max(sim.now - t0, 1e-9),
                      "memory_bytes": deep_size(sim.brokers[b]) if memory else 0})
     out = {
         "published": metrics["published"],
@@ -109,6 +111,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         "delay_samples": len(delays),
         "span_s": last - t0,
         "memory_bytes": max((r["memory_bytes"] for r in rows), default=0),
+        "utilization": max((r["utilization"] for r in rows), default=0.0),
         "wall_s": time.perf_counter() - wall,
     }
     return RunResult(out, deliveries, rows)

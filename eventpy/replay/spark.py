@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from typing import Any, Callable
 
 _lock = threading.Lock()
@@ -40,12 +39,10 @@ def run_job(spark: Any, what: str, action: Callable[[], Any], progress: Any = No
     if progress is None:
         return action()
     sc = spark.sparkContext
-    group = f"eventpy-{what}-{time.monotonic_ns()}"
     task = progress.add_task(what, total=None)
     result: dict[str, Any] = {}
 
     def target() -> None:
-        sc.setJobGroup(group, what)
         try:
             result["value"] = action()
         except BaseException as exc:  # re-raised in the caller's thread
@@ -54,18 +51,18 @@ def run_job(spark: Any, what: str, action: Callable[[], Any], progress: Any = No
     worker = threading.Thread(target=target, daemon=True)
     worker.start()
     tracker = sc.statusTracker()
+    stages: dict[int, tuple[int, int]] = {}  # every stage seen while the action ran
     while worker.is_alive():
-        done = total = 0
-        for job in tracker.getJobIdsForGroup(group):
-            info = tracker.getJobInfo(job)
-            for stage in (info.stageIds if info else ()):
-                s = tracker.getStageInfo(stage)
-                if s:
-                    done += s.numCompletedTasks
-                    total += s.numTasks
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info:
+                stages[sid] = (info.numCompletedTasks, info.numTasks)
+        done = sum(d for d, _ in stages.values())
+        total = sum(t for _, t in stages.values())
         progress.update(task, completed=done, total=total or None)
-        worker.join(0.25)
-    progress.update(task, completed=1, total=1)
+        worker.join(0.2)
+    total = sum(t for _, t in stages.values()) or 1
+    progress.update(task, completed=total, total=total)
     if "error" in result:
         raise result["error"]
     return result.get("value")

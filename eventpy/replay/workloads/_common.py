@@ -24,10 +24,12 @@ def arrivals(rng: random.Random, rate: float, duration: float, start: float = 0.
 def hf_values(pattern: str, start: float, step: float, times: list[float], rng: random.Random) -> list[float]:
     """Parameter values of a high-frequency subscription (000 §8.12) at `times`: a steady rise or
     fall by about `step` per update, or an oscillation of amplitude ~5 steps around `start`."""
-    if pattern == "rising":
-        return [start + step * (i + 1) * rng.uniform(0.8, 1.2) for i in range(len(times))]
-    if pattern == "falling":
-        return [start - step * (i + 1) * rng.uniform(0.8, 1.2) for i in range(len(times))]
+    if pattern in ("rising", "falling"):
+        sign, value, out = (1 if pattern == "rising" else -1), start, []
+        for _ in times:  # strictly monotone: every step moves the same way
+            value += sign * step * rng.uniform(0.5, 1.5)
+            out.append(value)
+        return out
     if pattern == "oscillating":
         period = rng.uniform(1.0, 2.0)
         return [start + 5 * step * math.sin(2 * math.pi * t / period) for t in times]

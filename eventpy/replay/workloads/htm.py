@@ -22,7 +22,7 @@ from typing import Any
 from ...runtime.model import EventType
 from ...runtime.overlay import Topology, random_tree
 from ..trace import Constraint, Subscription, Trace
-from ._common import arrivals, option, sort_script
+from ._common import arrivals, option, sort_script, spread
 
 READING = EventType("htm.Reading", road=str, mile=float, density=float, speed=float)
 GUARD = (Constraint("road", "==", const=None), Constraint("mile", ">=", "lo"), Constraint("mile", "<=", "hi"))
@@ -33,8 +33,10 @@ def htm(seed: int, s: dict[str, Any]) -> Trace:
     rng = random.Random(seed)
     per_edge = option(s, "vehicles_per_broker", 100, int)
     n_edge = option(s, "edge_brokers", 8, int)
+    n_vehicles = n_edge * per_edge
     if "subscribers" in s:  # the paper grows subscribers by adding edge brokers (§8.4.2)
-        n_edge = max(1, round(int(s["subscribers"]) / per_edge))
+        n_vehicles = int(s["subscribers"])
+        n_edge = max(1, -(-n_vehicles // per_edge))
     n_core = option(s, "core_brokers", max(1, round(n_edge * 20 / 150)), int)
     n_roads = option(s, "roads", 4, int)
     length = option(s, "miles", 100.0)
@@ -71,8 +73,9 @@ def htm(seed: int, s: dict[str, Any]) -> Trace:
 
     subs: list[Subscription] = []
     motion = []
+    vehicles = spread(n_vehicles, list(edges))
     for k, edge in enumerate(edges):
-        for j in range(per_edge):
+        for j in range(vehicles[edge]):
             road, mile, _ = place(rng.uniform(k * stretch, (k + 1) * stretch))
             name = f"car{k}_{j}"
             clients[name] = edge
@@ -83,8 +86,8 @@ def htm(seed: int, s: dict[str, Any]) -> Trace:
             motion.append((sub, mile, step))
 
     updates: list[tuple] = []
-    per_vehicle = rate / per_edge if per_edge else 0.0
     for sub, mile0, step in motion:
+        per_vehicle = rate / vehicles[clients[sub.client]]  # the edge broker's rate, shared
         for k, t in enumerate(arrivals(rng, per_vehicle, duration), 1):
             updates.append((t, sub.sub_id, _window(_position(mile0, step * k, road_len), window)))
 

@@ -193,6 +193,7 @@ class Simulation:
         self._attached: dict[str, list[SimClient]] = {b: [] for b in topology.brokers}
         self.messages: Counter = Counter()  # by kind, over every link
         self.sent: Counter = Counter()  # (sending broker, kind) -> messages
+        self.busy: Counter = Counter()  # broker -> service time spent, seconds
         self.sent_bytes: Counter | None = Counter() if count_bytes else None  # same keys, wire bytes
         self.client_bytes: Counter = Counter()  # kind -> wire bytes from brokers to clients
         self._acked: set[tuple] = set()
@@ -276,7 +277,9 @@ class Simulation:
         sends = self.brokers[broker].handle(link, msg)
         cpu = time.perf_counter() - started
         ib.busy = True
-        done = self.now + self.service(msg, sends, cpu)
+        spent = self.service(msg, sends, cpu)
+        self.busy[broker] += spent
+        done = self.now + spent
 
         def finish() -> None:
             ib.busy = False

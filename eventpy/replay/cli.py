@@ -1,0 +1,46 @@
+"""`eventpy replay CONFIG --out DIR [--master URL]`."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from .config import ConfigError, load
+
+
+def replay(config_path: str, out: str, master: str | None = None, quiet: bool = False) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    console = Console(stderr=True, quiet=quiet)
+    try:
+        config = load(config_path)
+    except ConfigError as exc:
+        print(f"eventpy replay: {exc}", file=sys.stderr)
+        return 2
+    from .grid import run_grid
+    from .report import write_report
+    from .spark import session
+
+    started = time.perf_counter()
+    console.print(f"[bold]{config.name}[/]: {len(config.traces())} traces, {len(config.points())} grid points")
+    spark = session(master)
+    master_url = spark.sparkContext.master
+    columns = (TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False, disable=quiet) as progress:
+        rows = run_grid(spark, config, Path(out), progress)
+    command = "eventpy replay " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["replay"] \
+        else f"eventpy replay {config_path} --out {out}"
+    report = write_report(config, rows, Path(out), command=command, master=master_url,
+                          wall=time.perf_counter() - started)
+    table = Table("rate", "subs", "mode", "matcher", "throughput", "delay ms", "spurious", "missed", "sub msgs")
+    for r in rows:
+        table.add_row(f"{r['update_rate']:g}", str(r["subscribers"]), r["mode"], r["matcher"],
+                      f"{r['throughput']:.3g}", f"{r['delay_ms']:.3g}", str(r["spurious"]), str(r["missed"]),
+                      str(r["sub_messages"]))
+    console.print(table)
+    console.print(f"report: {report}  ({time.perf_counter() - started:.0f} s)")
+    return 0

@@ -1,0 +1,216 @@
+"""`report.md` of a replay: the grid's tables, PNG plots in the style of the papers' figures (each
+metric against update rate and against subscribers, one line per mode), and the ratios of 000
+Table I computed from this run beside the paper's."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from .config import Config
+
+# metric -> (label, unit)
+PLOTTED = {
+    "throughput": ("Throughput of useful events", "events/s per subscriber"),
+    "latency_p50_ms": ("Latency p50", "ms"),
+    "latency_p99_ms": ("Latency p99", "ms"),
+    "delay_ms": ("Update delay", "ms"),
+    "spurious": ("Spurious events", "events"),
+    "missed": ("Missed events", "events"),
+    "sub_messages": ("Subscription messages", "messages"),
+    "bytes": ("Subscription bytes", "bytes"),
+    "memory_bytes": ("Broker memory (largest)", "bytes"),
+}
+TABLE_COLUMNS = ("update_rate", "subscribers", "mode", "matcher", "throughput", "latency_p50_ms",
+                 "latency_p99_ms", "delay_ms", "spurious", "missed", "false_positives", "duplicates",
+                 "sub_messages", "bytes", "utilization")
+
+# 000 Table I: "up to" improvements as updates go from 0 to 100/s (150 subscribers in AT, 150 edge
+# brokers in HTM). EJ (a Rete-style matcher) is our fastint; UPDSiena/Siena use a poset, as ours.
+PAPER_TABLE_I = {
+    ("htm", "fastint"): {"delay": 1.89, "throughput": 1.51, "spurious": 2.82, "latency": 1.30},
+    ("at", "fastint"): {"delay": 4.05, "throughput": 1.33, "spurious": 4.27, "latency": 1.27},
+    ("htm", "poset"): {"delay": 6.05, "throughput": 7.9, "spurious": 6.1, "latency": 1.48},
+    ("at", "poset"): {"delay": 2.5, "throughput": 4.4, "spurious": 5.94, "latency": 1.48},
+}
+RATIOS = {  # name -> (metric, which mode is on top)
+    "delay": ("delay_ms", "resub"),
+    "throughput": ("throughput", "parametric"),
+    "spurious": ("spurious", "resub"),
+    "latency": ("latency_p50_ms", "resub"),
+}
+
+
+def _mean(xs: list[float]) -> float:
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def averaged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (rate, subscribers, mode, matcher): the mean over seeds."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["update_rate"], r["subscribers"], r["mode"], r["matcher"]), []).append(r)
+    out = []
+    for (rate, n, mode, matcher), rs in sorted(groups.items()):
+        row = {"update_rate": rate, "subscribers": n, "mode": mode, "matcher": matcher, "seeds": len(rs)}
+        for k in TABLE_COLUMNS[4:] + ("memory_bytes", "useful", "wanted"):
+            row[k] = _mean([r.get(k) for r in rs])
+        out.append(row)
+    return out
+
+
+def table_i(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per matcher and ratio: the largest ratio over the update-rate sweep (at the largest
+    subscriber count), like the paper's "up to", and the rate where it was reached."""
+    top = max(config.subscribers)
+    out = []
+    for matcher in config.matchers:
+        by_rate: dict[float, dict[str, dict]] = {}
+        for r in rows:
+            if r["matcher"] == matcher and r["subscribers"] == top:
+                by_rate.setdefault(r["update_rate"], {})[r["mode"]] = r
+        paper = PAPER_TABLE_I.get((config.workload, matcher), {})
+        for name, (metric, upper) in RATIOS.items():
+            lower = "resub" if upper == "parametric" else "parametric"
+            best, where = float("nan"), None
+            for rate, modes in sorted(by_rate.items()):
+                if upper in modes and lower in modes:
+                    a, b = modes[upper][metric], modes[lower][metric]
+                    ratio = a / b if b else (float("inf") if a else float("nan"))
+                    if not math.isnan(ratio) and (math.isnan(best) or ratio > best):
+                        best, where = ratio, rate
+            out.append({"matcher": matcher, "ratio": name, "ours": best, "at_rate": where,
+                        "paper": paper.get(name), "upper": upper, "lower": lower})
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "—"
+        if math.isinf(v):
+            return "∞"
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)
+
+
+def _table(rows: list[dict], columns: tuple[str, ...]) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |" for r in rows]
+    return lines
+
+
+def plot(config: Config, rows: list[dict], out: Path) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    top = max(config.subscribers)
+    names = []
+    for metric, (label, unit) in PLOTTED.items():
+        sweeps = 2 if len(config.subscribers) > 1 else 1
+        fig, axes = plt.subplots(1, sweeps, figsize=(5 * sweeps, 3.6), squeeze=False)
+        for ax, (x, fixed, value, title) in zip(axes[0], (
+                ("update_rate", "subscribers", top, f"{top} subscribers"),
+                ("subscribers", "update_rate", config.subscribers_rate,
+                 f"{config.subscribers_rate:g} updates/s"))):
+            for mode in config.modes:
+                for matcher in config.matchers:
+                    pts = sorted((r[x], r[metric]) for r in rows
+                                 if r["mode"] == mode and r["matcher"] == matcher and r[fixed] == value)
+                    if pts:
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                                label=f"{mode}" + (f" ({matcher})" if len(config.matchers) > 1 else ""))
+            ax.set_xlabel("updates per second" if x == "update_rate" else "subscribers")
+            ax.set_ylabel(unit)
+            ax.set_title(title, fontsize=9)
+            ax.grid(alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=8)
+        fig.suptitle(f"{config.workload}: {label}")
+        fig.tight_layout()
+        name = f"plots/{metric}.png"
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+        names.append((label, name))
+    return [f"![{label}]({name})" for label, name in names]
+
+
+def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, command: str, master: str,
+                 wall: float) -> Path:
+    out = Path(out)
+    avg = averaged(rows)
+    top = max(config.subscribers)
+    lines = [f"# Replay report: {config.name}", "",
+             f"Workload `{config.workload}`, seeds {config.seeds}, modes {', '.join(config.modes)}, "
+             f"matchers {', '.join(config.matchers)}; broker service time: {config.service} "
+             f"({'the CPU time the broker really spent on each message' if config.service == 'measured' else 'a fixed cost per message kind'}); "
+             f"link delay {config.link_delay * 1000:g} ms. Spark master `{master}`; "
+             f"{len(rows)} grid points in {wall:.0f} s.", "",
+             f"Command: `{command}`. Data: `metrics.parquet` (one row per grid point), `brokers.parquet`, "
+             "`deliveries/`, `truth/`, `traces/`.", "",
+             "Throughput is useful events (delivered and wanted by the ground truth) per second per "
+             "subscriber, over the time from the first publication to the last delivery. Spurious "
+             "events reached a subscriber and were dropped by its local filter (000 §8.1 (c)); missed "
+             "events were in the ground truth (the guard held at publication time, 003 §VI-A) and not "
+             "delivered; false positives were delivered but not in the ground truth; utilization is the "
+             "busiest broker's share of time in service.", ""]
+    lines += ["## Against update rate", "", f"{top} subscribers.", ""]
+    lines += _table([r for r in avg if r["subscribers"] == top], TABLE_COLUMNS)
+    if len(config.subscribers) > 1:
+        lines += ["", "## Against subscribers", "", f"{config.subscribers_rate:g} updates/s.", ""]
+        lines += _table([r for r in avg if r["update_rate"] == config.subscribers_rate], TABLE_COLUMNS)
+    ratios = table_i(config, avg)
+    lines += ["", "## 000 Table I from this run", "",
+              f"Largest ratio over the update-rate sweep at {top} subscribers (the paper: \"up to\", "
+              "150 subscribers in AT, 150 edge brokers in HTM, 0 to 100 updates/s).", "",
+              "| matcher | ratio | this run | at updates/s | paper |", "|---|---|---|---|---|"]
+    for r in ratios:
+        what = f"{r['ratio']} of {r['lower']} / {r['upper']}" if r["upper"] == "parametric" else \
+            f"{r['ratio']} of {r['upper']} / {r['lower']}"
+        lines.append(f"| {r['matcher']} | {what} | {_fmt(r['ours'])}× | {_fmt(r['at_rate'])} | "
+                     f"{_fmt(r['paper'])}{'×' if r['paper'] else ''} |")
+    lines += ["", "### Where this run differs from the paper, and why", ""]
+    lines += explain(config, avg, ratios)
+    lines += ["", "## Plots", ""] + plot(config, avg, out)
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
+    """Statements computed from this run's figures: which ratios differ from the paper's and what
+    in the run accounts for it (broker load, where the time goes)."""
+    out = []
+    top = max(config.subscribers)
+    busiest = max((r["utilization"] for r in avg if r["subscribers"] == top), default=float("nan"))
+    for r in ratios:
+        if r["paper"] is None or math.isnan(r["ours"]):
+            continue
+        side = "below" if r["ours"] < r["paper"] else "above"
+        out.append(f"- {r['matcher']} {r['ratio']}: {r['ours']:.3g}× here, {side} the paper's {r['paper']}×.")
+    if not out:
+        out.append(f"- The paper reports no Table I figures for `{config.workload}`.")
+    out.append(f"- Busiest broker utilization in the update-rate sweep: {_fmt(busiest)} (1 = always busy). "
+               + ("Below saturation every event still gets through, so throughput ratios stay near 1; the "
+                  "paper's throughput gaps come from brokers that fall behind (Java brokers on 2006-era "
+                  "machines, and Siena's poset), which a broker this lightly loaded does not."
+                  if not math.isnan(busiest) and busiest < 0.7 else
+                  "Brokers are near or past saturation, where re-subscriptions queue ahead of events: "
+                  "that is where throughput and delay diverge."))
+    out.append("- Delay and spurious events are dominated by how long an update takes to reach the "
+               "brokers that filter for it: each hop is a " f"{config.link_delay * 1000:g} ms link here, "
+               "plus queueing. A resubscription travels as far as a UPD but costs more per broker "
+               "(a SUB and an UNSUB, each changing the index and the summary), so the gap grows with "
+               "load, not with distance.")
+    out.append("- The paper measured real deployments (wall clocks, network stacks, JVMs); this run is "
+               "a discrete-event simulation whose only costs are the brokers' service times and the "
+               "link delays, so absolute figures are not comparable, only the direction and size of "
+               "the ratios.")
+    return out

@@ -1,0 +1,44 @@
+import pytest
+
+from eventpy.replay.config import ConfigError, load, parse
+
+
+def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_rate():
+    c = parse({"replay": {"workload": "htm", "update_rates": [0, 50, 100], "subscribers": [400, 800],
+                          "subscribers_rate": 50, "seeds": [1, 2], "modes": ["parametric", "resub"]}})
+    pairs = {(t.seed, t.update_rate, t.subscribers) for t in c.traces()}
+    assert pairs == {(s, r, n) for s in (1, 2) for r, n in ((0, 800), (50, 800), (100, 800), (50, 400))}
+    assert len(c.points()) == 2 * len(pairs)
+    assert c.link_delay == 0.01 and c.service == "measured"
+
+
+@pytest.mark.parametrize("raw,message", [
+    ({}, "needs a \\[replay\\] table"),
+    ({"replay": {"workload": "nope"}}, "workload must be one of"),
+    ({"replay": {"workload": "at", "modes": ["fast"]}}, "modes has 'fast'; allowed: parametric, resub"),
+    ({"replay": {"workload": "at", "matchers": "fastint"}}, "matchers must be a non-empty list"),
+    ({"replay": {"workload": "at", "update_rates": [-1]}}, "cannot be negative"),
+    ({"replay": {"workload": "at", "sevice": "model"}}, "unknown key\\(s\\) in \\[replay\\]: sevice"),
+    ({"replay": {"workload": "at", "service": "wall"}}, "service must be"),
+])
+def test_bad_configs_say_what_is_wrong(raw, message):
+    with pytest.raises(ConfigError, match=message):
+        parse(raw)
+
+
+def test_a_missing_or_broken_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="no such file"):
+        load(tmp_path / "none.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[replay\n")
+    with pytest.raises(ConfigError, match="bad.toml"):
+        load(bad)
+
+
+def test_the_shipped_configs_parse():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "examples" / "replay"
+    names = sorted(p.name for p in root.glob("*.toml"))
+    assert {"htm-small.toml", "at-small.toml", "htm-paper.toml"} <= set(names)
+    for p in root.glob("*.toml"):
+        load(p)
