@@ -143,8 +143,8 @@ class FastIntMatcher(Matcher):
         self._part_pos = etype.index[self._part_attr] if self._part_attr else -1
         self._parts: dict[Any, _Engine] = {}
         self._rest = _Engine(etype)
-        self._engine_of: dict[Key, tuple[Any, _Engine, int]] = {}  # partition value, engine, slot
-        self._filters: dict[Key, dict[str, Constraint]] = {}
+        # key -> (filter, partition value, engine, slot): one lookup on the UPD path
+        self._entries: dict[Key, tuple[dict[str, Constraint], Any, _Engine, int]] = {}
         self._ints = [etype.index[a] for a, t in etype.schema.items() if t is int]
 
     def _partition(self, flt: Filter) -> tuple[Any, _Engine]:
@@ -159,34 +159,31 @@ class FastIntMatcher(Matcher):
         return _REST, self._rest
 
     def add(self, key: Key, flt: Filter) -> None:
-        if key in self._filters:
+        if key in self._entries:
             raise KeyError(f"entry {key!r} is already indexed")
         flt = dict(flt)
-        self._filters[key] = flt
         value, engine = self._partition(flt)
-        self._engine_of[key] = (value, engine, engine.add(key, flt))
+        self._entries[key] = (flt, value, engine, engine.add(key, flt))
 
     def remove(self, key: Key) -> None:
-        del self._filters[key]
-        value, engine, _ = self._engine_of.pop(key)
+        _, value, engine, _ = self._entries.pop(key)
         engine.remove(key)
         if value is not _REST and not engine.slot:
             del self._parts[value]
 
     def update(self, key: Key, attr: str, constraint: Constraint | None) -> None:
-        flt = self._filters[key]
+        flt, value, engine, slot = self._entries[key]
         if constraint is None:
             flt.pop(attr, None)
         else:
             flt[attr] = constraint
-        value, engine, slot = self._engine_of[key]
         if attr == self._part_attr:
             new_value, new_engine = self._partition(flt)
             if new_value != value:  # the equality moved: the entry changes partition
                 engine.remove(key)
                 if value is not _REST and not engine.slot:
                     del self._parts[value]
-                self._engine_of[key] = (new_value, new_engine, new_engine.add(key, flt))
+                self._entries[key] = (flt, new_value, new_engine, new_engine.add(key, flt))
                 return
             if value is not _REST:
                 return  # the partition attribute is implied inside a partition
@@ -209,32 +206,30 @@ class FastIntMatcher(Matcher):
 
     def _exact(self, values: tuple) -> list[Key]:
         idx = self.etype.index
-        return [k for k, f in self._filters.items()
+        return [k for k, (f, *_) in self._entries.items()
                 if all(c.contains(values[idx[a]]) for a, c in f.items())]
 
     def filter_of(self, key: Key) -> Filter:
-        return self._filters[key]
+        return self._entries[key][0]
 
     def check(self) -> None:
         """Assert the invariants (for tests): every entry sits in its partition's engine, and each
         index holds exactly what a fresh marking of the entries' constraints would."""
-        assert self._filters.keys() == self._engine_of.keys()
         engines = [self._rest, *self._parts.values()]
-        assert sum(len(e.slot) for e in engines) == len(self._filters)
-        for key, flt in self._filters.items():
-            value, engine, slot = self._engine_of[key]
+        assert sum(len(e.slot) for e in engines) == len(self._entries)
+        for key, (flt, value, engine, slot) in self._entries.items():
             assert (value, engine) == self._partition(flt) and engine.slot[key] == slot
             assert engine.key[slot] == key
         for engine in engines:
             for attr, ix in engine.index.items():
-                given = {slot: self._filters[key].get(attr) for key, slot in engine.slot.items()}
+                given = {slot: self._entries[key][0].get(attr) for key, slot in engine.slot.items()}
                 ix.verify(given)
 
     def keys(self) -> Iterable[Key]:
-        return self._filters.keys()
+        return self._entries.keys()
 
     def __len__(self) -> int:
-        return len(self._filters)
+        return len(self._entries)
 
 
 class _Rest:

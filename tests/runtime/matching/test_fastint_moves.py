@@ -97,7 +97,7 @@ def test_moves_within_and_across_leaves_both_happen():
     checked after every move, and that must exercise both paths of `OrderedIndex.set`."""
     rnd = random.Random(7)
     m, oracle = _populate(rnd, 200, partitioned=True)
-    ix_of = {k: m._engine_of[k][1].index["p"] for k in range(200)}
+    ix_of = {k: m._entries[k][2].index["p"] for k in range(200)}
     within = across = 0
     for step in range(1500):
         key = rnd.randrange(200)
@@ -106,7 +106,7 @@ def test_moves_within_and_across_leaves_both_happen():
             c = Interval(hi - rnd.uniform(0.1, 3.0), lc, hi, hc)
         else:
             c = Interval(lo, lc, lo + rnd.uniform(0.1, 3.0), hc)
-        ix, slot = ix_of[key], m._engine_of[key][2]
+        ix, slot = ix_of[key], m._entries[key][3]
         before = ix.marks[slot]
         m.update(key, "p", c)
         oracle.update(key, "p", c)
