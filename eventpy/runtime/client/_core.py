@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 from ...guards import GuardPlan
 from ..messages import Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
 from ..model import Event, EventType, ValueSet, set_delta
+from ._monitor import SubscriptionMonitor, UpdateMonitor
 
 MODES = ("parametric", "resub")
 _RESUB_ALIASES = 64  # sids of a subscription a resub-mode broker may still use for a while
@@ -29,7 +30,7 @@ class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
     __slots__ = ("sid", "etype", "plan", "env", "values", "seqs", "on_event", "closed",
-                 "aliases", "handle", "group", "sent")
+                 "aliases", "handle", "group", "sent", "wire", "monitor")
 
     def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
         self.sid = sid
@@ -39,6 +40,10 @@ class SubscriptionState:
         self.values = plan.evaluate(env)
         self.seqs = [0] * len(self.values)
         self.sent = list(self.values)  # what the edge broker holds once it has what was taken
+        # what the broker is told: the exact values, or the update monitor's over-approximations
+        # (the local filter always uses `values`)
+        self.wire = list(self.values)
+        self.monitor: SubscriptionMonitor | None = None
         self.on_event = on_event
         self.closed = False
         self.aliases: deque[int] = deque(maxlen=_RESUB_ALIASES)
@@ -88,13 +93,18 @@ class ClientCore:
         return msg
 
     def subscribe(self, etype: EventType, plan: GuardPlan, env: Mapping[str, Any],
-                  on_event: Callable[[Event], Any], group: Any = None) -> SubscriptionState:
+                  on_event: Callable[[Event], Any], group: Any = None,
+                  rum: UpdateMonitor | None = None) -> SubscriptionState:
         _no_nan(env)
         # Subscriptions follow advertisements; the edge broker must know the schema.
         self.advertise(etype)
         state = SubscriptionState(next(self._sids), etype, plan, dict(env), on_event)
         if group is not None:
             state.group = group
+        if rum is not None:
+            numeric = {v.id: etype.schema[v.attr] is int for v in plan.vars
+                       if v.kind == "constraint" and etype.schema.get(v.attr) in (int, float)}
+            state.monitor = SubscriptionMonitor(rum, numeric)
         self.subs[state.sid] = state
         self._by_sid[state.sid] = state
         self.outbox.append(Sub(etype.name, state.sid, plan.spec, list(state.values)))
@@ -109,9 +119,33 @@ class ClientCore:
         changed = state.plan.recompute(state.env, state.values, list(params))
         if not changed:
             return 0
+        self._send_changes(state, changed)
+        return len(changed)
+
+    def _send_changes(self, state: SubscriptionState, changed: list[tuple[int, Any]]) -> None:
+        if state.monitor is not None:  # 000 Fig. 10: maybe an approximation, maybe nothing
+            now = self.clock()
+            kept = []
+            for var, value in changed:
+                out = state.monitor.on_change(var, value, now)
+                if out is None:
+                    self.stats["rum_suppressed"] += 1
+                elif out != state.wire[var]:
+                    if out is not value:
+                        self.stats["rum_approximated"] += 1
+                    kept.append((var, out))
+            changed = kept
+            if not changed:
+                return
+        self._push(state, changed)
+
+    def _push(self, state: SubscriptionState, changed: list[tuple[int, Any]]) -> None:
+        """Tell the broker new values of variables: one (coalescing) UPD, or a resubscription."""
+        for var, value in changed:
+            state.wire[var] = value
         if self.mode == "resub":
             self._resubscribe(state)
-            return len(changed)
+            return
         pending = self._pending.get(state.sid)
         if pending is None:
             pending = self._pending[state.sid] = Upd(state.etype.name, state.sid)
@@ -121,7 +155,26 @@ class ClientCore:
             if var in pending.changes:
                 self.stats["upd_coalesced"] += 1
             pending.changes[var] = (value, state.seqs[var])
-        return len(changed)
+
+    def settle(self, state: SubscriptionState) -> bool:
+        """Once the updates of a monitored subscription have calmed down (no new approximation
+        for a window), tell the broker the exact values again (Fig. 10 lines 37-44). True if
+        that sent something."""
+        if state.closed or state.monitor is None:
+            return False
+        now = self.clock()
+        stale = [var for var, track in state.monitor.tracks.items()
+                 if track.approx is not None and now - track.since >= state.monitor.config.window]
+        changed = []
+        for var in stale:
+            state.monitor.tracks[var].approx = None
+            if state.wire[var] != state.values[var]:
+                changed.append((var, state.values[var]))
+        if not changed:
+            return False
+        self._push(state, changed)
+        self.stats["rum_settled"] += 1
+        return True
 
     def _resubscribe(self, state: SubscriptionState) -> None:
         """The baseline (000 Fig. 1): a fresh subscription, then the old one cancelled."""
@@ -133,8 +186,8 @@ class ClientCore:
         self._by_sid[state.sid] = state
         if len(state.aliases) == _RESUB_ALIASES:
             self._by_sid.pop(state.aliases[0], None)
-        state.sent = list(state.values)
-        self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
+        state.sent = list(state.wire)
+        self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.wire)))
         self.outbox.append(Unsub(state.etype.name, old))
 
     def unsubscribe(self, state: SubscriptionState) -> None:
@@ -155,6 +208,9 @@ class ClientCore:
         for name, etype in self.advertised.items():
             self.outbox.append(Adv(name, etype.to_wire()))
         for state in self.subs.values():
+            if state.monitor is not None:
+                state.monitor.reset()
+            state.wire = list(state.values)
             state.sent = list(state.values)
             self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
         self.outbox.extend(kept)

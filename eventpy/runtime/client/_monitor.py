@@ -1,0 +1,155 @@
+"""The runtime update monitor (RUM) of a subscriber: 000 §6, Fig. 10 and Fig. 11.
+
+The monitor sits between a subscription's exact variables (what the local filter uses) and what its
+edge broker is told. It watches each numeric constraint variable, an Interval whose ends are bound
+to parameters or generated variables (001 §5.2: `price < limit` is price in (-inf, limit), and
+`price == p` is [p, p]), so it works on the values the broker sees and on both ends of an interval
+(issue 6, scope 3).
+
+Per variable it keeps the change times and values over the window δ (Fig. 10 lines 21-22, 26-27).
+While fewer than `freq_approx` changes per second arrive, every change goes out exactly (line 43).
+Above it, with at least `min_history` points (line 28), the monitor fits a cubic spline to each
+finite end over the window (Fig. 11 line 47, scipy's CubicSpline) and sends an over-approximation:
+- oscillating (the spline turns at least twice in the window, line 48): the upper end widens to the
+  highest value v1 and the lower end to the lowest v2 (lines 49-64; `==` becomes [v2, v1]);
+- monotone (lines 65-87): the end the trend approaches moves to the value extrapolated δ ahead,
+  the other end stays where it is (`<` rising moves up, `>` falling moves down, `==` becomes the
+  interval from the last value to the predicted one).
+The approximation is then widened to include the exact value, so it covers the exact subscription
+when it is sent. Later changes that stay inside it send nothing; a change that leaves it, or one
+arriving δ after it was made (line 33), makes a new one at once. So the broker's interval covers
+the exact one at every instant, except for the propagation delay every update has; the local
+filter keeps delivery strict. When the rate falls below the threshold the exact value goes out
+again (lines 37-45). In this model an equality widened to an interval is still the same
+variable, so reinstating it is one UPD, not the SUB and UNSUB of lines 38-40.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from ..model import INF, Interval
+
+
+@dataclass(frozen=True)
+class UpdateMonitor:
+    """The paper's knobs: the window δ (seconds), the threshold `freq_approx` (changes per
+    second; 4 in 000 §8.12) and the minimum history for a spline fit."""
+
+    window: float = 1.0
+    freq_approx: float = 4.0
+    min_history: int = 4
+
+    def __post_init__(self) -> None:
+        if not self.window > 0:
+            raise ValueError(f"the monitor's window must be positive, not {self.window}")
+        if not self.freq_approx > 0:
+            raise ValueError(f"freq_approx must be positive, not {self.freq_approx}")
+        if self.min_history < 4:
+            raise ValueError("a cubic spline needs at least 4 points: min_history >= 4")
+
+    @classmethod
+    def of(cls, spec: Any) -> "UpdateMonitor | None":
+        """`rum=` as the API takes it: None/False (off), True (defaults), a mapping of knobs, or
+        an UpdateMonitor."""
+        if spec is None or spec is False:
+            return None
+        if spec is True:
+            return cls()
+        if isinstance(spec, UpdateMonitor):
+            return spec
+        if isinstance(spec, dict):
+            return cls(**spec)
+        raise TypeError(f"rum= takes True, a dict of window/freq_approx/min_history, or an UpdateMonitor, "
+                        f"not {type(spec).__name__}")
+
+
+class _Track:
+    """History and current approximation of one variable."""
+
+    __slots__ = ("times", "values", "approx", "since", "is_int")
+
+    def __init__(self, is_int: bool) -> None:
+        self.times: deque[float] = deque()
+        self.values: deque[Interval] = deque()
+        self.approx: Interval | None = None  # what the broker holds while approximating
+        self.since = 0.0  # when `approx` was made (last[x] of Fig. 10)
+        self.is_int = is_int
+
+
+class SubscriptionMonitor:
+    """The monitor of one subscription: `on_change` says what to send for a variable's new exact
+    value, or None to send nothing."""
+
+    def __init__(self, config: UpdateMonitor, numeric_vars: dict[int, bool]) -> None:
+        self.config = config
+        self.tracks = {var: _Track(is_int) for var, is_int in numeric_vars.items()}
+        self.approximations = 0  # how many over-approximations were sent
+        self.suppressed = 0  # changes that needed no message
+
+    def on_change(self, var: int, exact: Any, now: float) -> Any:
+        track = self.tracks.get(var)
+        if track is None or not isinstance(exact, Interval):
+            return exact
+        cfg = self.config
+        track.times.append(now)
+        track.values.append(exact)
+        while track.times and track.times[0] < now - cfg.window:
+            track.times.popleft()
+            track.values.popleft()
+        freq = len(track.times) / cfg.window
+        if freq < cfg.freq_approx or len(track.times) < cfg.min_history:
+            track.approx = None  # back to exact updates (Fig. 10 lines 37-44)
+            return exact
+        if track.approx is not None and now - track.since < cfg.window and track.approx.covers(exact):
+            self.suppressed += 1
+            return None
+        track.approx = approximate(list(track.times), list(track.values), now, cfg.window, track.is_int)
+        track.since = now
+        self.approximations += 1
+        return track.approx
+
+    def reset(self) -> None:
+        for track in self.tracks.values():
+            track.approx = None
+
+
+def approximate(times: list[float], values: list[Interval], now: float, window: float,
+                is_int: bool = False) -> Interval:
+    """Fig. 11: an interval that covers the last exact value and, by the spline's reading of the
+    history, the values to come within `window`."""
+    exact = values[-1]
+    t = np.asarray(times, dtype=float)
+    keep = np.append(np.diff(t) > 0, True)  # CubicSpline needs increasing times: last value wins
+    t = t[keep]
+    lo, hi = exact.lo, exact.hi
+    lo_closed, hi_closed = exact.lo_closed, exact.hi_closed
+    ends = ((0, [v.lo for v, k in zip(values, keep) if k]), (1, [v.hi for v, k in zip(values, keep) if k]))
+    for end, series in ends:
+        if len(t) < 4 or not all(math.isfinite(x) for x in series):
+            continue  # an infinite end (`<`, `>`) stays as it is
+        spline = CubicSpline(t, np.asarray(series, dtype=float))
+        turns = spline.derivative().roots(extrapolate=False)
+        turns = turns[(turns > t[0]) & (turns < t[-1])]
+        if len(turns) >= 2:  # oscillating between v2 <= v1 (line 48)
+            sampled = np.concatenate([np.asarray(series), spline(turns)])
+            target = float(sampled.min()) if end == 0 else float(sampled.max())
+        else:  # monotone: extrapolate δ ahead (line 67)
+            predicted = float(spline(now + window))
+            if not math.isfinite(predicted):
+                continue
+            target = min(predicted, series[-1]) if end == 0 else max(predicted, series[-1])
+        if end == 0 and target < lo:
+            lo, lo_closed = (math.floor(target) if is_int else target), True
+        elif end == 1 and target > hi:
+            hi, hi_closed = (math.ceil(target) if is_int else target), True
+    return Interval(lo, lo_closed, hi, hi_closed).lub(exact)
+
+
+__all__ = ["UpdateMonitor", "SubscriptionMonitor", "approximate", "INF"]
