@@ -2,7 +2,7 @@
 
 from .guards import GuardError
 from .runtime.api import Node, Subscription, connect, drain, shutdown, stats
-from .runtime.client import event_info
+from .runtime.client import UpdateMonitor, event_info
 from .runtime.model import Event, EventType
 
 __version__ = "0.1.0"
@@ -12,6 +12,7 @@ from .compiler import importhook as _importhook  # noqa: E402  (`import stock` f
 _importhook.install()
 
 __all__ = [
+    "UpdateMonitor",
     "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "drain", "event_info",
     "shutdown", "stats",
 ]

@@ -32,7 +32,10 @@ class RunResult:
 
 
 def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str = "attribute",
-              service: str = "model", link_delay: float = 1e-3, memory: bool = True) -> RunResult:
+              service: str = "model", link_delay: float = 1e-3, memory: bool = True,
+              rum: Any = None) -> RunResult:
+    """`rum`: the runtime update monitor (000 §6) on every subscription: an UpdateMonitor, True,
+    or a dict of its knobs; None for exact updates."""
     if service not in SERVICES:
         raise ValueError(f"unknown service model {service!r}; one of {', '.join(SERVICES)}")
     wall = time.perf_counter()
@@ -58,7 +61,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
             origin, seq, _ = ev._meta
             deliveries.append((eid_of[origin, seq], sid, sim.now))
 
-        handles[s.sub_id] = clients[s.client].subscribe(etype, plans[key], s.params, on_event=record)
+        handles[s.sub_id] = clients[s.client].subscribe(etype, plans[key], s.params, on_event=record, rum=rum)
     sim.run()  # to quiescence: in a discrete-event simulation that is the barrier
     setup_messages = sim.subscription_messages()
     before = {k: v for k, v in sim.sent.items()}
@@ -105,6 +108,8 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         "sub_sent": metrics["sub_sent"],
         "unsub_sent": metrics["unsub_sent"],
         "upd_coalesced": metrics["upd_coalesced"],
+        "rum_approximated": sum(c.core.stats["rum_approximated"] for c in sim.clients.values()),
+        "rum_suppressed": sum(c.core.stats["rum_suppressed"] for c in sim.clients.values()),
         "latency_p50_ms": _ms(metrics["latency_p50"]),
         "latency_p99_ms": _ms(metrics["latency_p99"]),
         "delay_ms": _ms(sum(delays) / len(delays)) if delays else float("nan"),

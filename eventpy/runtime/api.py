@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any, Callable, Mapping
 
 from ..guards import compile_guard
-from .client import SubscriptionState
+from .client import SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from .model import Event, EventType
 
@@ -83,6 +83,8 @@ class Subscription:
                 raise TypeError(f"parameter {k!r} must stay {kind}, got {type(v).__name__} {v!r}")
         frozen = {k: _freeze(v) for k, v in params.items()}
         self._node._local.send(lambda core: core.update(self._state, frozen))
+        if self._state.monitor is not None:
+            self._node._settle_later(self._state)
 
     def close(self) -> None:
         if not self._state.closed:
@@ -103,32 +105,65 @@ class Subscription:
 class Node:
     """A process's attachment to an overlay."""
 
-    def __init__(self, local: LocalNode) -> None:
+    def __init__(self, local: LocalNode, rum: UpdateMonitor | None = None) -> None:
         self._local = local
         self.name = local.link
+        self._rum = rum  # the default update monitor of this node's subscriptions
+        self._monitored: dict[int, Any] = {}  # states that may hold an approximation
+        self._settler: threading.Timer | None = None
 
     @property
     def mode(self) -> str:
         return self._local.core.mode
 
     def subscribe(self, etype: EventType, guard: str = "True", params: Mapping[str, Any] | None = None,
-                  on_event: Callable[[Event], Any] | None = None) -> Subscription:
+                  on_event: Callable[[Event], Any] | None = None, *, rum: Any = None) -> Subscription:
+        """`rum`: the runtime update monitor for this subscription (000 §6): True, a dict of
+        `window`, `freq_approx`, `min_history`, an `eventpy.UpdateMonitor`, or False for none;
+        by default the node's (`eventpy.connect(rum=...)`)."""
         if not isinstance(etype, EventType):
             raise TypeError(f"subscribe needs an EventType, got {type(etype).__name__}")
         if on_event is not None and not callable(on_event):
             raise TypeError("on_event must be callable")
         env = {k: _freeze(v) for k, v in (params or {}).items()}
         plan = compile_guard(guard, etype, {k: _param_type(v) for k, v in env.items()})
-        return self._subscribe_plan(etype, plan, env, on_event)
+        return self._subscribe_plan(etype, plan, env, on_event, rum=rum)
 
     def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
-                        on_event: Callable[[Event], Any] | None, group: Any = None) -> Subscription:
+                        on_event: Callable[[Event], Any] | None, group: Any = None,
+                        rum: Any = None) -> Subscription:
         """Subscribe with a compiled guard (used by code generated from .epy)."""
         env = {k: _freeze(v) for k, v in env.items()}
-        state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group))
+        monitor = self._rum if rum is None else UpdateMonitor.of(rum)
+        state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)
         state.handle = sub
         return sub
+
+    def _settle_later(self, state: Any) -> None:
+        """Reinstate exact values once a monitored subscription calms down (000 Fig. 10 lines
+        37-44): one timer per node, re-armed while some subscription still holds an
+        approximation."""
+        with self._local.lock:
+            self._monitored[id(state)] = state
+            if self._settler is not None:
+                return
+            delay = state.monitor.config.window
+            self._settler = threading.Timer(delay, self._settle)
+            self._settler.daemon = True
+            self._settler.start()
+
+    def _settle(self) -> None:
+        with self._local.lock:
+            self._settler = None
+            states = list(self._monitored.values())
+            self._monitored.clear()
+        if self._local.closed:
+            return
+        for state in states:
+            self._local.send(lambda core, st=state: core.settle(st))
+            if not state.closed and any(t.approx is not None for t in state.monitor.tracks.values()):
+                self._settle_later(state)
 
     def publish(self, etype: EventType, /, **attrs: Any) -> None:
         """Publish an event; returns at once (000 §4.2)."""
@@ -170,14 +205,16 @@ class Node:
 
 
 def connect(url: str | None = None, *, mode: str | None = None, matcher: str | None = None,
-            summary: str | None = None, name: str | None = None) -> Node:
+            summary: str | None = None, name: str | None = None, rum: Any = None) -> Node:
     """Attach this process to an overlay. Without a URL and without EVENTPY_BROKER: the embedded
     overlay (one broker in this process), created on first use with `mode` (parametric or resub),
-    `matcher` (naive, poset, fastint) and `summary` (attribute, poset)."""
+    `matcher` (naive, poset, fastint) and `summary` (attribute, poset). `rum` turns the runtime
+    update monitor on for the node's subscriptions (see `Node.subscribe`)."""
     global _overlay
+    monitor = UpdateMonitor.of(rum)
     url = url or os.environ.get(ENV_BROKER) or None
     if url is not None and url not in ("inproc:", "inproc://", "embedded"):
-        return _connect_remote(url, name)
+        return _connect_remote(url, name, monitor)
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:
@@ -188,7 +225,7 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
             if clash:
                 raise ValueError(f"the embedded overlay already runs with {have}; asked for {clash} "
                                  "(call eventpy.shutdown() first)")
-        node = Node(_overlay.attach(name))
+        node = Node(_overlay.attach(name), monitor)
         _nodes.append(node)
     return node
 
@@ -196,7 +233,7 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
 _remote: dict[str, Any] = {}
 
 
-def _connect_remote(url: str, name: str | None) -> Node:
+def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = None) -> Node:
     """`tcp://host:port`: a node with its own connection to that broker."""
     from urllib.parse import urlsplit
 
@@ -213,7 +250,7 @@ def _connect_remote(url: str, name: str | None) -> Node:
         local = overlay.attach(name)
     except OSError as e:
         raise ConnectionError(f"cannot attach to {url}: {e}") from None
-    node = Node(local)
+    node = Node(local, monitor)
     with _lock:
         _nodes.append(node)
     return node

@@ -1,5 +1,6 @@
 """The client node algorithm (sans-I/O)."""
 
 from ._core import MODES, ClientCore, SubscriptionState, event_info
+from ._monitor import UpdateMonitor
 
-__all__ = ["MODES", "ClientCore", "SubscriptionState", "event_info"]
+__all__ = ["MODES", "ClientCore", "SubscriptionState", "UpdateMonitor", "event_info"]

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from ...guards import GuardPlan, compile_guard
 from ..broker import Broker
-from ..client import ClientCore, SubscriptionState
+from ..client import ClientCore, SubscriptionState, UpdateMonitor
 from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
 from ..model import Event, EventType
 from ..overlay import Topology
@@ -87,11 +87,13 @@ class SimClient:
 
     # -- API -----------------------------------------------------------------------------------------
     def subscribe(self, etype: EventType, guard: str | GuardPlan, params: Mapping[str, Any] | None = None,
-                  on_event: Callable[[Event], Any] | None = None) -> "SimSubscription":
+                  on_event: Callable[[Event], Any] | None = None, rum: Any = None) -> "SimSubscription":
+        """`rum`: an UpdateMonitor (or True / a dict of its knobs) for this subscription."""
         params = dict(params or {})
         plan = guard if isinstance(guard, GuardPlan) else compile_guard(
             guard, etype, {k: type(v) for k, v in params.items()})
-        state = self._do(lambda core: core.subscribe(etype, plan, params, on_event))
+        monitor = UpdateMonitor.of(rum)
+        state = self._do(lambda core: core.subscribe(etype, plan, params, on_event, rum=monitor))
         return SimSubscription(self, state)
 
     def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
@@ -159,6 +161,7 @@ class SimSubscription:
     def __init__(self, client: SimClient, state: SubscriptionState) -> None:
         self.client = client
         self.state = state
+        self._settle_at: float | None = None  # a pending check of the update monitor
 
     @property
     def params(self) -> dict:
@@ -169,6 +172,20 @@ class SimSubscription:
         changed = self.client._do(lambda core: core.update(self.state, params))
         if changed:
             self.client._updated(self.state, old)
+        if self.state.monitor is not None and self._settle_at is None:
+            self._settle_later()
+
+    def _settle_later(self) -> None:
+        sim = self.client.sim
+        self._settle_at = sim.now + self.state.monitor.config.window
+        sim.at(self._settle_at, self._settle)
+
+    def _settle(self) -> None:
+        """Back to exact values once the updates calm down (000 Fig. 10 lines 37-44)."""
+        self._settle_at = None
+        self.client._do(lambda core: core.settle(self.state))
+        if not self.state.closed and any(t.approx is not None for t in self.state.monitor.tracks.values()):
+            self._settle_later()
 
     def close(self) -> None:
         self.client._do(lambda core: core.unsubscribe(self.state))

@@ -1,0 +1,66 @@
+"""The update monitor through the public API: `connect(rum=...)` and `subscribe(..., rum=...)`."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import eventpy
+
+Quote = eventpy.EventType("stocks.Quote", firm=str, price=float)
+
+
+@pytest.fixture(autouse=True)
+def fresh_overlay():
+    eventpy.shutdown()
+    yield
+    eventpy.shutdown()
+
+
+def rising_updates(sub, n=60):
+    for i in range(n):  # a limit rising 100 times a second: far above freq_approx
+        sub.update(limit=10.0 + i * 0.1)
+        time.sleep(0.01)
+
+
+def test_a_monitored_subscription_sends_fewer_updates_and_stays_strict():
+    node = eventpy.connect(rum={"window": 0.5})
+    got = []
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0}, on_event=got.append)
+    rising_updates(sub)
+    eventpy.drain(timeout=5.0)
+    stats = node.stats()
+    assert 0 < stats["upd_sent"] < 60 and stats["rum_suppressed"] > 0
+    for price in (15.0, 15.85, 15.95, 20.0):  # the exact limit is 15.9; the broker's may be higher
+        node.publish(Quote, firm="X", price=price)
+    eventpy.drain(timeout=5.0)
+    assert [e.price for e in got] == [15.0, 15.85]  # the local filter keeps delivery strict
+
+
+def test_the_exact_subscription_is_reinstated_after_a_calm_window():
+    node = eventpy.connect()
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0}, rum={"window": 0.3})
+    rising_updates(sub, 40)
+    deadline = time.monotonic() + 5.0
+    while sub._state.wire != sub._state.values and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sub._state.wire == sub._state.values
+    assert node.stats()["rum_settled"] >= 1
+
+
+def test_without_rum_every_update_is_sent_and_false_turns_a_node_default_off():
+    node = eventpy.connect(rum=True)
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0}, rum=False)
+    rising_updates(sub, 20)
+    eventpy.drain(timeout=5.0)
+    assert node.stats()["rum_suppressed"] == 0
+    assert sub._state.monitor is None
+
+
+def test_a_bad_rum_argument_is_a_clear_error():
+    with pytest.raises(TypeError, match="rum= takes"):
+        eventpy.connect(rum="fast")
+    node = eventpy.connect()
+    with pytest.raises(ValueError, match="window"):
+        node.subscribe(Quote, "price < limit", params={"limit": 1.0}, rum={"window": -1})
