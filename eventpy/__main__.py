@@ -96,6 +96,10 @@ def _overlay(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    if args.live:
+        from eventpy.replay.live.cli import replay_live
+
+        return replay_live(args.config, args.out, args.master, args.quiet)
     from eventpy.replay.cli import replay
 
     return replay(args.config, args.out, args.master, args.quiet)
@@ -133,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--out", required=True, help="directory for metrics.parquet, report.md and plots")
     replay.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
     replay.add_argument("--quiet", action="store_true", help="no progress bars or tables")
+    replay.add_argument("--live", action="store_true",
+                        help="instead of the grid, run the [live] engines (EventPy TCP overlay, ActiveMQ, "
+                             "Redis) in real time and write live.parquet and live.md")
     replay.set_defaults(func=_replay)
     args = parser.parse_args(argv)
     return args.func(args)
