@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: demo test bench clean venv
+.PHONY: demo test bench clean venv live-deps
 
 venv: $(STAMP)
 
@@ -16,12 +16,27 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,replay]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The servers of the live engines (eventpy replay --live, tests/replay/test_live.py): installed with
+# apt-get when missing and we are root; otherwise their tests are skipped.
+LIVE_DEBS := activemq redis-server
+live-deps:
+	@missing=""; for p in $(LIVE_DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make live-deps: apt-get install$$missing"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+	      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } \
+      || echo "make live-deps: could not install$$missing; the live engines' tests will be skipped"; \
+	  else echo "make live-deps:$$missing missing (apt-get install$$missing); the live engines' tests will be skipped"; fi; \
+	fi
+
+demo: $(STAMP) live-deps
 	$(BIN)/python -m eventpy demo
 	$(BIN)/eventpyc --check examples/
 	@for f in examples/*.epy; do echo "== $$f"; $(BIN)/python -m eventpy run $$f || exit 1; done
 
-test: $(STAMP)
+test: $(STAMP) live-deps
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
