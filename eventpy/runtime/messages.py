@@ -72,8 +72,19 @@ class FlushAck:
 
 
 @dataclass(slots=True)
+class AckReq:
+    """Asks for a cascading acknowledgement (000 §9.3) of every SUB/UNSUB/UPD sent before it on
+    this link: answered once their effects are in place at every broker they reached. `budget` is
+    how many seconds the receiver may wait for the brokers it forwarded them to."""
+
+    token: tuple
+    budget: float
+
+
+@dataclass(slots=True)
 class Ack:
-    """Acknowledges a SUB/UNSUB/UPD (cascading acknowledgements, 000 §9.3; a later issue)."""
+    """The answer to an AckReq; `failed` names the brokers that did not acknowledge in time
+    (comma-separated), empty when every one did."""
 
     ref: tuple
     failed: str = ""

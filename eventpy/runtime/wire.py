@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import msgpack
 
-from .messages import Ack, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from .messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
 from .model import Interval, SetDelta, ValueSet
 
 DEFAULT_MAX_FRAME = 1 << 20  # 1 MiB
@@ -141,6 +141,7 @@ _ENCODERS: dict[type, Callable[[Any], list]] = {
     Flush: lambda m: ["flush", list(m.token)],
     FlushAck: lambda m: ["flushack", list(m.token)],
     Ack: lambda m: ["ack", list(m.ref), m.failed],
+    AckReq: lambda m: ["ackreq", list(m.token), float(m.budget)],
     Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode, m.auth],
     Bye: lambda m: ["bye", m.reason],
     Auth: lambda m: ["auth", m.nonce, m.proof],
@@ -200,11 +201,18 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "flush": (1, lambda a: Flush(_token(a[0]))),
     "flushack": (1, lambda a: FlushAck(_token(a[0]))),
     "ack": (2, lambda a: Ack(_token(a[0]), _str(a[1], "failed broker"))),
+    "ackreq": (2, lambda a: AckReq(_token(a[0]), _budget(a[1]))),
     "hello": (5, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
                                  _str(a[3], "mode"), _bool(a[4], "auth"))),
     "bye": (1, lambda a: Bye(_str(a[0], "reason"))),
     "auth": (2, lambda a: Auth(_str(a[0], "nonce"), _str(a[1], "proof"))),
 }
+
+
+def _budget(x: Any) -> float:
+    if type(x) not in (int, float) or not 0 <= x <= 3600:
+        raise WireError("an acknowledgement budget must be a number of seconds within 0..3600")
+    return float(x)
 
 
 def _list(x: Any, what: str) -> list:

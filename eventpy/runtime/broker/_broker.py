@@ -17,13 +17,15 @@ Modes (DESIGN §2):
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any, Hashable
+from typing import Any, Callable, Hashable
 
 from ..matching import Matcher, make_matcher
-from ..messages import Ack, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from ._acks import AckTracker
 from ..model import EventType
 from ._state import MessageError, SubState
 from ._summary import SUMMARIES
@@ -59,7 +61,7 @@ class _TypeState:
 
 class Broker:
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
-                 summary: str = "attribute") -> None:
+                 summary: str = "attribute", clock: Callable[[], float] = time.monotonic) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose parametric or resub")
         if summary not in SUMMARIES:
@@ -72,6 +74,8 @@ class Broker:
         self.links: dict[Link, str] = {}  # link -> "broker" | "client"
         self.types: dict[str, _TypeState] = {}
         self.flushes: dict[tuple, tuple[Link | None, set]] = {}
+        self.clock = clock
+        self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
         self.stats: Counter = Counter()
         self._sids = count(1)
 
@@ -107,6 +111,7 @@ class Broker:
                 del self.flushes[token]
             elif not waiting:
                 self._finish_flush(token, out)
+        self.acks.disconnect(link, out)
         return out
 
     # -- dispatch ------------------------------------------------------------------------------------
@@ -121,10 +126,13 @@ class Broker:
                 self._on_pub(link, msg, out)
             elif kind is Upd:
                 self._on_upd(link, msg, out)
+                self.acks.note_forwarded(link, out)
             elif kind is Sub:
                 self._on_sub(link, msg, out)
+                self.acks.note_forwarded(link, out)
             elif kind is Unsub:
                 self._on_unsub(link, msg, out)
+                self.acks.note_forwarded(link, out)
             elif kind is Adv:
                 self._on_adv(link, msg, out)
             elif kind is Unadv:
@@ -133,7 +141,11 @@ class Broker:
                 self._on_flush(link, msg, out)
             elif kind is FlushAck:
                 self._on_flush_ack(link, msg, out)
-            elif kind in (Hello, Bye, Ack):
+            elif kind is AckReq:
+                self.acks.on_request(link, msg, out)
+            elif kind is Ack:
+                self.acks.on_ack(link, msg, out)
+            elif kind in (Hello, Bye):
                 pass
             else:
                 raise MessageError(f"unknown message kind {kind.__name__}")
@@ -143,9 +155,14 @@ class Broker:
         self.stats["sent"] += len(out)
         return out
 
-    def tick(self, now: float) -> Sends:
-        """Timers (heartbeats, acknowledgement timeouts) belong here; none are needed yet."""
-        return []
+    def tick(self, now: float | None = None) -> Sends:
+        """Timers: acknowledgements not received within their budget are answered as failed,
+        naming the brokers that stayed silent (000 §9.3)."""
+        return self.acks.expire(self.clock() if now is None else now)
+
+    def next_deadline(self) -> float | None:
+        """When `tick` next has something to do (None: nothing pending)."""
+        return self.acks.next_deadline()
 
     # -- advertisements (Fig. 6 lines 7-9) ------------------------------------------------------------
     def _type(self, name: str) -> _TypeState:

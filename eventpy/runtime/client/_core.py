@@ -18,7 +18,7 @@ from collections import Counter, deque
 from typing import Any, Callable, Mapping
 
 from ...guards import GuardPlan
-from ..messages import Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
+from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
 from ..model import Event, EventType, ValueSet, set_delta
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
@@ -70,6 +70,7 @@ class ClientCore:
         self._seq = itertools.count(1)
         self._tokens = itertools.count(1)
         self.stats: Counter = Counter()
+        self.acked: dict[tuple, str] = {}  # AckReq token -> brokers that failed ("" if none)
 
     # -- API side ------------------------------------------------------------------------------------
     def advertise(self, etype: EventType) -> None:
@@ -202,7 +203,7 @@ class ClientCore:
         """After reconnecting to a broker that forgot this client: advertise again, subscribe
         again with the current values, then what was queued and not sent (events, flushes).
         Messages in flight when the connection dropped may be lost; none is sent twice."""
-        kept = [m for m in self.outbox if type(m) in (Pub, Flush, FlushAck, Unadv)]
+        kept = [m for m in self.outbox if type(m) in (Pub, Flush, FlushAck, Unadv, AckReq)]
         self.outbox.clear()
         self._pending.clear()
         for name, etype in self.advertised.items():
@@ -215,6 +216,13 @@ class ClientCore:
             self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
         self.outbox.extend(kept)
         self.stats["resyncs"] += 1
+
+    def request_ack(self, budget: float) -> tuple:
+        """Ask for a cascading acknowledgement (000 §9.3) of every subscription change sent so
+        far; the Ack comes back through `receive` and lands in `acked`."""
+        token = (self.name, "ack", next(self._tokens))
+        self.outbox.append(AckReq(token, budget))
+        return token
 
     def flush(self) -> tuple:
         token = (self.name, next(self._tokens))
@@ -257,6 +265,9 @@ class ClientCore:
         """A message from the edge broker. Returns (subscription, event) candidates to deliver
         through `deliver`; a FLUSH is answered by the owner once earlier deliveries are done."""
         kind = type(msg)
+        if kind is Ack:
+            self.acked[msg.ref] = msg.failed
+            return []
         if kind is Pub:
             self.stats["received"] += 1
             seen: set[int] = set()

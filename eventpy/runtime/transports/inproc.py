@@ -105,6 +105,11 @@ class SimClient:
     def advertise(self, etype: EventType) -> None:
         self._do(lambda core: core.advertise(etype))
 
+    def request_ack(self, budget: float) -> tuple:
+        """Ask for a cascading acknowledgement of the changes sent so far; after `run()`,
+        `core.acked[token]` is "" (every broker applied them) or the brokers that did not answer."""
+        return self._do(lambda core: core.request_ack(budget))
+
     # -- plumbing --------------------------------------------------------------------------------------
     def _do(self, action: Callable[[ClientCore], Any]) -> Any:
         before = len(self.core.outbox)
@@ -204,7 +209,10 @@ class Simulation:
         self._events: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self.brokers: dict[str, Broker] = {
-            b: Broker(b, mode=mode, matcher=matcher, summary=summary) for b in topology.brokers}
+            b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now)
+            for b in topology.brokers}
+        self.silenced: set[str] = set()  # brokers whose output is lost (a hung process)
+        self._ticks: dict[str, float] = {}  # broker -> when its next timer check is scheduled
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
         self._attached: dict[str, list[SimClient]] = {b: [] for b in topology.brokers}
@@ -301,11 +309,33 @@ class Simulation:
         def finish() -> None:
             ib.busy = False
             self._emit(broker, sends)
+            self._schedule_tick(broker)
             self._serve(broker)
 
         self.at(done, finish)
 
+    def silence(self, broker: str) -> None:
+        """From now on `broker` keeps working but nothing it sends arrives (a hung process, as
+        seen by its neighbours); used to test acknowledgement timeouts."""
+        self.silenced.add(broker)
+
+    def _schedule_tick(self, broker: str) -> None:
+        due = self.brokers[broker].next_deadline()
+        if due is None or self._ticks.get(broker, float("inf")) <= due:
+            return
+        self._ticks[broker] = due
+
+        def tick() -> None:
+            if self._ticks.get(broker) == due:
+                del self._ticks[broker]
+            self._emit(broker, self.brokers[broker].tick(self.now))
+            self._schedule_tick(broker)
+
+        self.at(due, tick)
+
     def _emit(self, src: str, sends: list) -> None:
+        if src in self.silenced:
+            return
         sizes: dict[int, int] = {}  # a message sent to several targets is one object
         for target, msg in sends:
             kind = type(msg).__name__

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard
-from eventpy.runtime.messages import Ack, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from eventpy.runtime.messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta
 from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode
 
@@ -32,6 +32,7 @@ MESSAGES = [
     Flush(("node-1", 3)),
     FlushAck(("node-1", 3)),
     Ack(("node-1", 7, 4), "b2"),
+    AckReq(("node-1", 8), 1.5),
     Hello("node-1", "client", 1),
     Hello("b0", "broker", 1, "resub", True),
     Bye("done"),

@@ -1,0 +1,93 @@
+"""Cascading acknowledgements at a broker (000 §9.3).
+
+A client that wants to know its changes are in force sends an AckReq behind them on its FIFO link.
+The broker acknowledges at once when the SUB/UNSUB/UPD messages it received from that link since
+the previous AckReq had only local effects; otherwise it sends its own AckReq to every broker it
+forwarded them to (behind them, on the same FIFO links) and answers once all of those have, or
+when the budget runs out, naming the brokers that stayed silent. Each hop gives the next one a
+share of its own budget, so the broker next to a silent one times out first and the answer that
+travels back names the silent broker, not a healthy one in between.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import count
+from typing import Any, Hashable
+
+from ..messages import Ack, AckReq, Sub, Unsub, Upd
+
+Link = Hashable
+Sends = list
+_CHANGES = (Sub, Unsub, Upd)
+HOP_SHARE = 0.8  # of its own budget a broker gives the next hop
+
+
+@dataclass
+class AckWait:
+    origin: Link  # who asked
+    token: tuple  # their token
+    waiting: set  # brokers that have not answered yet
+    failed: list  # names of brokers that did not acknowledge in time
+    deadline: float
+
+
+class AckTracker:
+    def __init__(self, broker: Any) -> None:
+        self.broker = broker
+        self.forwarded: dict[Link, set[Link]] = {}  # link -> brokers its changes went to
+        self.waits: dict[tuple, AckWait] = {}
+        self._tokens = count(1)
+
+    def note_forwarded(self, link: Link, out: Sends) -> None:
+        links = self.broker.links
+        targets = [t for t, m in out if type(m) in _CHANGES and links.get(t) == "broker"]
+        if targets:
+            self.forwarded.setdefault(link, set()).update(targets)
+
+    def on_request(self, link: Link, msg: AckReq, out: Sends) -> None:
+        waiting = {t for t in self.forwarded.pop(link, set()) if t in self.broker.links}
+        if not waiting:  # the effect stayed local
+            out.append((link, Ack(msg.token, "")))
+            return
+        token = (self.broker.name, next(self._tokens))
+        self.waits[token] = AckWait(link, msg.token, waiting, [], self.broker.clock() + msg.budget)
+        for target in sorted(waiting, key=str):
+            out.append((target, AckReq(token, msg.budget * HOP_SHARE)))
+
+    def on_ack(self, link: Link, msg: Ack, out: Sends) -> None:
+        wait = self.waits.get(msg.ref)
+        if wait is None or link not in wait.waiting:
+            return  # late (already answered as failed) or not ours
+        wait.waiting.discard(link)
+        if msg.failed:
+            wait.failed.append(msg.failed)
+        if not wait.waiting:
+            self._finish(msg.ref, out)
+
+    def expire(self, now: float) -> Sends:
+        out: Sends = []
+        for token, wait in list(self.waits.items()):
+            if wait.deadline <= now:
+                wait.failed.extend(sorted(str(x) for x in wait.waiting))
+                self._finish(token, out)
+        return out
+
+    def next_deadline(self) -> float | None:
+        return min((w.deadline for w in self.waits.values()), default=None)
+
+    def disconnect(self, link: Link, out: Sends) -> None:
+        self.forwarded.pop(link, None)
+        for token, wait in list(self.waits.items()):
+            if wait.origin == link:
+                del self.waits[token]
+            elif link in wait.waiting:  # it cannot answer any more: name it
+                wait.waiting.discard(link)
+                wait.failed.append(str(link))
+                if not wait.waiting:
+                    self._finish(token, out)
+
+    def _finish(self, token: tuple, out: Sends) -> None:
+        wait = self.waits.pop(token)
+        if wait.origin in self.broker.links:
+            out.append((wait.origin, Ack(wait.token, ",".join(wait.failed))))

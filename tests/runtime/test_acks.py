@@ -1,0 +1,103 @@
+"""Cascading acknowledgements (000 §9.3) in the simulator: a broker acknowledges a change at once
+when its effect stays local, or once every broker it forwarded the change to has; a silent broker
+is named in the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from eventpy.runtime.messages import Ack, AckReq, Upd
+from eventpy.runtime.model import EventType
+from eventpy.runtime.overlay import line
+from eventpy.runtime.transports.inproc import Simulation
+
+Q = EventType("Quote", price=float)
+
+
+def overlay(n: int = 4):
+    sim = Simulation(line(n), link_delay=0.01)
+    pub = sim.client("pub", "b0")
+    pub.advertise(Q)
+    sub = sim.client("sub", f"b{n - 1}")
+    s = sub.subscribe(Q, "price < limit", {"limit": 10.0})
+    sim.run()
+    return sim, pub, sub, s
+
+
+def watch(sim, sub):
+    """Record when UPDs reach each broker and when the subscriber gets its Ack."""
+    seen: dict[str, list[float]] = {}
+    for name, broker in sim.brokers.items():
+        handle = broker.handle
+
+        def spy(link, msg, name=name, handle=handle):
+            if type(msg) is Upd:
+                seen.setdefault(name, []).append(sim.now)
+            return handle(link, msg)
+
+        broker.handle = spy
+    acked: list[float] = []
+    receive = sub._receive
+
+    def on_receive(msg):
+        if type(msg) is Ack:
+            acked.append(sim.now)
+        receive(msg)
+
+    sub._receive = on_receive
+    return seen, acked
+
+
+def test_the_ack_comes_back_after_every_broker_on_the_way_applied_the_update():
+    sim, pub, sub, s = overlay()
+    seen, acked = watch(sim, sub)
+    s.update(limit=20.0)  # widens the subscription: the UPD travels to the publisher's broker
+    token = sub.request_ack(budget=2.0)
+    sim.run()
+    assert sub.core.acked[token] == ""
+    assert set(seen) == {"b0", "b1", "b2", "b3"}
+    assert len(acked) == 1 and acked[0] > max(t for ts in seen.values() for t in ts)
+    assert sim.sent["b3", "AckReq"] == 1 and sim.sent["b0", "AckReq"] == 0  # b0 forwarded nothing
+
+
+@pytest.mark.parametrize("silent", ["b1", "b2"])
+def test_a_silent_broker_is_named_in_the_answer(silent):
+    sim, pub, sub, s = overlay()
+    sim.silence(silent)
+    seen, acked = watch(sim, sub)
+    s.update(limit=20.0)
+    token = sub.request_ack(budget=1.0)
+    sim.run()
+    assert sub.core.acked[token] == silent
+    assert len(acked) == 1 and acked[0] <= 1.0 + 0.1  # within the budget the client gave
+
+
+def test_a_local_change_is_acknowledged_at_once_without_upstream_traffic():
+    sim, pub, sub, s = overlay()
+    wide = sub.subscribe(Q, "price < limit", {"limit": 100.0})  # covers the other one
+    first = sub.request_ack(budget=2.0)  # (this one waits for the wide SUB's way upstream)
+    sim.run()
+    assert sub.core.acked[first] == ""
+    before = sum(n for (src, kind), n in sim.sent.items() if kind == "AckReq" and src.startswith("b"))
+    seen, acked = watch(sim, sub)
+    start = sim.now
+    s.update(limit=50.0)  # still inside the wide one: nothing changes upstream
+    token = sub.request_ack(budget=2.0)
+    sim.run()
+    assert sub.core.acked[token] == ""
+    assert set(seen) == {"b3"}  # only the edge broker saw the UPD
+    after = sum(n for (src, kind), n in sim.sent.items() if kind == "AckReq" and src.startswith("b"))
+    assert after == before  # no broker asked another one
+    assert acked[0] - start == pytest.approx(0.02, abs=0.005)  # one round trip to the edge broker
+    assert wide is not None
+
+
+def test_an_ack_request_survives_the_wire_and_a_broken_link_names_the_peer():
+    from eventpy.runtime.broker import Broker
+    b = Broker("b1")
+    b.connect("up", "broker")
+    b.connect("c", "client")
+    b.acks.forwarded["c"] = {"up"}
+    out = b.handle("c", AckReq(("c", 1), 1.0))
+    assert out == [("up", AckReq(("b1", 1), 0.8))]
+    assert b.disconnect("up") == [("c", Ack(("c", 1), "up"))]
