@@ -1,7 +1,7 @@
 """EventPy: parametric content-based publish/subscribe as a part of Python."""
 
 from .guards import GuardError
-from .runtime.api import Node, Subscription, connect, drain, shutdown, stats
+from .runtime.api import Node, Subscription, UpdateNotConfirmed, confirm, connect, drain, shutdown, stats
 from .runtime.client import UpdateMonitor, event_info
 from .runtime.model import Event, EventType
 
@@ -12,7 +12,7 @@ from .compiler import importhook as _importhook  # noqa: E402  (`import stock` f
 _importhook.install()
 
 __all__ = [
-    "UpdateMonitor",
+    "UpdateMonitor", "UpdateNotConfirmed", "confirm",
     "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "drain", "event_info",
     "shutdown", "stats",
 ]

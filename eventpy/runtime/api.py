@@ -86,6 +86,13 @@ class Subscription:
         if self._state.monitor is not None:
             self._node._settle_later(self._state)
 
+    def confirm(self, timeout: float = 5.0) -> None:
+        """Wait until this subscription's changes so far (and every other change this node sent
+        before the call) are in force at every broker they must reach (cascading
+        acknowledgements, 000 §9.3). Raises UpdateNotConfirmed naming the broker that did not
+        acknowledge within `timeout` seconds."""
+        self._node.confirm(timeout)
+
     def close(self) -> None:
         if not self._state.closed:
             self._node._local.send(lambda core: core.unsubscribe(self._state))
@@ -100,6 +107,16 @@ class Subscription:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "live"
         return f"<Subscription {self._state.etype.name} when {self.guard!r} {self.params} {state}>"
+
+
+class UpdateNotConfirmed(TimeoutError):
+    """A subscription change was not acknowledged in time (000 §9.3); `broker` names the broker
+    (or brokers, comma-separated) that did not answer."""
+
+    def __init__(self, broker: str, timeout: float) -> None:
+        super().__init__(f"broker {broker} did not acknowledge the subscription change within {timeout:g}s")
+        self.broker = broker
+        self.timeout = timeout
 
 
 class Node:
@@ -139,6 +156,21 @@ class Node:
         sub = Subscription(self, state)
         state.handle = sub
         return sub
+
+    def confirm(self, timeout: float = 5.0) -> None:
+        """Wait until every subscription change this node sent before the call is in force at
+        every broker it must reach; UpdateNotConfirmed names the broker that did not answer."""
+        if not timeout > 0:
+            raise ValueError(f"confirm needs a positive timeout, not {timeout!r}")
+        # the edge broker may wait 90% of our time for the brokers upstream, so its answer (and
+        # the silent broker's name) arrives before we give up
+        token, done = self._local.request_ack(budget=timeout * 0.9)
+        if not done.wait(timeout):
+            raise UpdateNotConfirmed(self._local.overlay.edge_name(), timeout)
+        with self._local.lock:
+            failed = self._local.core.acked.pop(token, "")
+        if failed:
+            raise UpdateNotConfirmed(failed, timeout)
 
     def _settle_later(self, state: Any) -> None:
         """Reinstate exact values once a monitored subscription calms down (000 Fig. 10 lines
@@ -254,6 +286,32 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
     with _lock:
         _nodes.append(node)
     return node
+
+
+def confirm(target: Any, timeout: float = 5.0) -> None:
+    """Wait until the subscription changes made so far are in force at every broker they must
+    reach (000 §9.3). `target`: a Subscription, a Node, or an object of an .epy class (whose event
+    methods' subscriptions are confirmed), so a program in the language writes
+    `self.limit = x` then `eventpy.confirm(self)`. Raises UpdateNotConfirmed naming the broker
+    that did not acknowledge in time."""
+    if isinstance(target, (Subscription, Node)):
+        target.confirm(timeout)
+        return
+    nodes = _nodes_of(target)
+    if not nodes:
+        raise TypeError(f"confirm takes a Subscription, a Node or an object of an .epy class with "
+                        f"event methods, not {type(target).__name__}")
+    for node in nodes:
+        node.confirm(timeout)
+
+
+def _nodes_of(obj: Any) -> list[Node]:
+    """The nodes the subscriptions of an EventObject live on."""
+    state = getattr(obj, "__dict__", {}).get("__eventpy_state__")
+    found: dict[int, Node] = {}
+    for sub, _fields in getattr(state, "subs", ()):
+        found[id(sub._node)] = sub._node
+    return list(found.values())
 
 
 def drain(timeout: float = 10.0) -> None:

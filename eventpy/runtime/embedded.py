@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ._executor import DeliveryPool, SerialQueue
 from .broker import Broker
 from .client import ClientCore, SubscriptionState
-from .messages import Flush, FlushAck, Pub
+from .messages import Ack, Flush, FlushAck, Pub
 
 log = logging.getLogger("eventpy.embedded")
 _BATCH = 64
@@ -59,6 +59,16 @@ class LocalNode:
         self.overlay.wake(self)
         return done
 
+    def request_ack(self, budget: float) -> tuple[tuple, threading.Event]:
+        """A cascading acknowledgement of the changes sent so far (000 §9.3): the event is set
+        when the Ack arrives; `core.acked[token]` then names the brokers that failed."""
+        done = threading.Event()
+        with self.lock:
+            token = self.core.request_ack(budget)
+            self.acks[token] = done
+        self.overlay.wake(self)
+        return token, done
+
     def wait_local(self, timeout: float | None) -> bool:
         """Wait until every delivery queued so far on this node has run."""
         done = threading.Event()
@@ -80,6 +90,13 @@ class LocalNode:
             return
         if kind is FlushAck:
             done = self.acks.pop(msg.token, None)
+            if done is not None:
+                done.set()
+            return
+        if kind is Ack:
+            with self.lock:
+                self.core.receive(msg)
+                done = self.acks.pop(msg.ref, None)
             if done is not None:
                 done.set()
             return
@@ -172,6 +189,9 @@ class EmbeddedOverlay:
 
     def config(self) -> dict:
         return {"mode": self.mode, "matcher": self.broker.matcher_name, "summary": self.broker.summary_name}
+
+    def edge_name(self) -> str:
+        return self.broker.name
 
     def attach(self, name: str | None = None) -> LocalNode:
         node = LocalNode(self, name)

@@ -101,3 +101,52 @@ def test_an_ack_request_survives_the_wire_and_a_broken_link_names_the_peer():
     out = b.handle("c", AckReq(("c", 1), 1.0))
     assert out == [("up", AckReq(("b1", 1), 0.8))]
     assert b.disconnect("up") == [("c", Ack(("c", 1), "up"))]
+
+
+# -- through the public API ---------------------------------------------------------------------------
+def test_confirm_on_the_embedded_overlay_returns_at_once():
+    import eventpy
+    eventpy.shutdown()
+    try:
+        node = eventpy.connect()
+        sub = node.subscribe(Q, "price < limit", params={"limit": 1.0})
+        sub.update(limit=2.0)
+        sub.confirm(timeout=2.0)  # one broker: the effect is local
+        eventpy.confirm(node, timeout=2.0)
+        with pytest.raises(ValueError, match="positive timeout"):
+            sub.confirm(timeout=0)
+        with pytest.raises(TypeError, match="confirm takes"):
+            eventpy.confirm(object())
+    finally:
+        eventpy.shutdown()
+
+
+def test_confirm_in_an_epy_program(tmp_path, monkeypatch):
+    import eventpy
+    from eventpy.compiler import compile_source
+    src = '''
+import eventpy
+
+class Watcher:
+    def __init__(self):
+        self.limit = 1.0
+        self.seen = []
+
+    event def quote(self, price: float) when price < self.limit:
+        self.seen.append(price)
+
+w = Watcher()
+w.limit = 5.0
+eventpy.confirm(w, timeout=2.0)
+Watcher.quote(3.0)
+eventpy.drain(timeout=5.0)
+RESULT = w.seen
+'''
+    eventpy.shutdown()
+    try:
+        code = compile_source(src, "watcher.epy")
+        ns: dict = {"__name__": "watcher"}
+        exec(compile(code, "watcher.epy", "exec"), ns)
+        assert ns["RESULT"] == [3.0]
+    finally:
+        eventpy.shutdown()

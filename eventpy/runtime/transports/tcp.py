@@ -170,6 +170,7 @@ class BrokerServer:
                 asyncio.create_task(self._dial(name, host, port))
         if self.status_file is not None:
             asyncio.create_task(self._status_loop())
+        asyncio.create_task(self._timer_loop())
         async with server:
             await server.serve_forever()
 
@@ -291,6 +292,13 @@ class BrokerServer:
                  ready=all(n in self.links for n in self.neighbors))
         return d
 
+    async def _timer_loop(self) -> None:
+        """The broker's timers (acknowledgement budgets, 000 §9.3), checked ten times a second."""
+        while True:
+            await asyncio.sleep(0.1)
+            if self.broker.next_deadline() is not None:
+                self._route(self.broker.tick())
+
     async def _status_loop(self) -> None:
         assert self.status_file is not None
         tmp = self.status_file.with_suffix(".tmp")
@@ -319,6 +327,10 @@ class TcpOverlay:
     def config(self) -> dict:
         return {"url": f"tcp://{self.host}:{self.port}", "mode": self.mode}
 
+    def edge_name(self) -> str:
+        """The broker this process is attached to (as it introduced itself)."""
+        return getattr(self, "edge", f"{self.host}:{self.port}")
+
     def attach(self, name: str | None = None) -> LocalNode:
         name = name or f"{os.uname().nodename}-{os.getpid()}-{next(self._names)}"
         fut = asyncio.run_coroutine_threadsafe(self._open(name), self.loop)
@@ -330,6 +342,7 @@ class TcpOverlay:
         writer.write(encode(Hello(name, "client", PROTOCOL, auth=secret is not None)))
         decoder = FrameDecoder(self.max_frame)
         hello, early = await _hello(reader, decoder)
+        self.edge = hello.node
         if hello.mode:
             self.mode = hello.mode
         if secret is None and hello.auth:

@@ -1,0 +1,51 @@
+"""Cascading acknowledgements over a real overlay of broker processes (000 §9.3): `confirm()`
+returns once every broker applied the change, and names a broker that stopped answering."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+import eventpy
+
+from .test_faults import overlay  # noqa: F401  (the 3-broker overlay fixture)
+
+Q = eventpy.EventType("acks.Quote", firm=str, price=float)
+
+
+def test_confirm_returns_when_every_broker_answers_and_the_update_is_in_force(overlay):  # noqa: F811
+    port, run_dir, env, cwd = overlay
+    sub_node = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
+    pub_node = eventpy.connect(f"tcp://127.0.0.1:{port}")
+    pub_node.advertise(Q)
+    eventpy.drain(timeout=10)
+    got: list[float] = []
+    sub = sub_node.subscribe(Q, "price < limit", params={"limit": 10.0}, on_event=lambda e: got.append(e.price))
+    sub.confirm(timeout=5.0)  # the SUB has reached the publisher's broker
+    sub.update(limit=100.0)
+    sub.confirm(timeout=5.0)  # ... and so has the UPD: no drain needed before publishing
+    pub_node.publish(Q, firm="X", price=50.0)
+    eventpy.drain(timeout=10)
+    assert got == [50.0]
+
+
+def test_confirm_names_a_broker_that_stopped_answering(overlay):  # noqa: F811
+    port, run_dir, env, cwd = overlay
+    sub_node = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
+    pub_node = eventpy.connect(f"tcp://127.0.0.1:{port}")
+    pub_node.advertise(Q)
+    eventpy.drain(timeout=10)
+    sub = sub_node.subscribe(Q, "price < limit", params={"limit": 10.0})
+    sub.confirm(timeout=5.0)
+    pid = int((run_dir / "b1.pid").read_text())
+    os.kill(pid, signal.SIGSTOP)  # the middle broker hangs: alive, silent
+    try:
+        sub.update(limit=100.0)
+        with pytest.raises(eventpy.UpdateNotConfirmed) as info:
+            sub.confirm(timeout=2.0)
+        assert info.value.broker == "b1"
+        assert "b1" in str(info.value)
+    finally:
+        os.kill(pid, signal.SIGCONT)
