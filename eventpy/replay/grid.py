@@ -139,7 +139,9 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
                .withColumn("throughput", F.when(F.col("span_s") > 0, F.col("useful") / F.col("span_s")
                                                 / F.col("subscribers")).otherwise(0.0))
                .drop("received", "unique"))
-    run_job(spark, "metrics", lambda: metrics.coalesce(1).write.parquet(str(out / "metrics.parquet")), progress)
+    # repartition, not coalesce: coalesce(1) would pull the joins above into one task (and one
+    # task's memory: it ran out on htm-paper's millions of deliveries)
+    run_job(spark, "metrics", lambda: metrics.repartition(1).write.parquet(str(out / "metrics.parquet")), progress)
     raw_metrics.unpersist()
     rows = [r.asDict() for r in spark.read.parquet(str(out / "metrics.parquet")).collect()]
     return sorted(rows, key=lambda r: (r["workload"], r["subscribers"], r["update_rate"], r["mode"], r["matcher"], r["seed"]))

@@ -28,6 +28,9 @@ def session(master: str | None = None, app: str = "eventpy-replay") -> Any:
                    .config("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
                    .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
                    .config("spark.sql.shuffle.partitions", "8")
+                   # local mode runs the executors inside the driver's JVM; 1g (Spark's default) is
+                   # too little for the joins of a paper-scale grid
+                   .config("spark.driver.memory", os.environ.get("EVENTPY_SPARK_MEMORY", "4g"))
                    .config("spark.python.worker.reuse", "true"))
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
