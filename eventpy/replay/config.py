@@ -8,13 +8,16 @@
     update_rates = [0, 25, 50, 100]   # the update-rate sweep, at the largest subscriber count
     subscribers = [400, 800]          # the subscriber sweep, at `subscribers_rate`
     subscribers_rate = 50             # default: the highest update rate
+    monitors = [false, true]          # the runtime update monitor (000 §6) off and on; default off
     service = "measured"              # broker service time: "measured" CPU time, or "model"
     link_delay_ms = 10                # per link, as in 000 §8.6
 
     [workload]                        # passed to the generator (see eventpy.replay.workloads)
     duration = 2.0
 
-A grid point is one (seed, update rate, subscribers, mode, matcher); points that share seed, rate
+[monitor] sets the monitor's knobs (window, freq_approx, min_history) when it is on.
+
+A grid point is one (seed, update rate, subscribers, mode, matcher, monitor); points that share seed, rate
 and subscribers replay the same trace.
 """
 
@@ -58,10 +61,16 @@ class Point:
     matcher: str
     service: str
     link_delay: float
+    rum: tuple = ()  # the update monitor's knobs as sorted pairs; () for no monitor
 
     @property
     def point_id(self) -> str:
-        return f"{self.trace.trace_id}-{self.mode}-{self.matcher}"
+        return f"{self.trace.trace_id}-{self.mode}-{self.matcher}" + ("-rum" if self.rum else "")
+
+    @property
+    def label(self) -> str:
+        """The line this point belongs to in plots and tables."""
+        return self.mode + ("+rum" if self.rum else "")
 
 
 @dataclass
@@ -77,6 +86,8 @@ class Config:
     service: str
     link_delay: float
     settings: dict[str, Any] = field(default_factory=dict)
+    monitors: list[bool] = field(default_factory=lambda: [False])
+    monitor: dict[str, Any] = field(default_factory=dict)
 
     def traces(self) -> list[TraceSpec]:
         settings = tuple(sorted(self.settings.items()))
@@ -89,8 +100,10 @@ class Config:
         return [TraceSpec(self.workload, s, r, n, settings) for s, r, n in seen]
 
     def points(self) -> list[Point]:
-        return [Point(t, mode, matcher, self.service, self.link_delay)
-                for t in self.traces() for mode in self.modes for matcher in self.matchers]
+        knobs = tuple(sorted(self.monitor.items()))
+        return [Point(t, mode, matcher, self.service, self.link_delay, (("on", True),) + knobs if on else ())
+                for t in self.traces() for mode in self.modes for matcher in self.matchers
+                for on in self.monitors]
 
 
 def load(path: str | Path) -> Config:
@@ -109,7 +122,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     if not isinstance(r, dict):
         raise ConfigError(f"{where}: needs a [replay] table")
     unknown = set(r) - {"workload", "seeds", "modes", "matchers", "update_rates", "subscribers",
-                        "subscribers_rate", "service", "link_delay_ms", "name"}
+                        "subscribers_rate", "service", "link_delay_ms", "name", "monitors"}
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) in [replay]: {', '.join(sorted(unknown))}")
     workload = r.get("workload")
@@ -134,6 +147,17 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     service = r.get("service", "measured")
     if service not in ("measured", "model"):
         raise ConfigError(f"{where}: service must be 'measured' or 'model', not {service!r}")
+    monitors = r.get("monitors", [False])
+    if not isinstance(monitors, list) or not monitors or not all(isinstance(m, bool) for m in monitors):
+        raise ConfigError(f"{where}: [replay] monitors must be a list of true/false")
+    monitor = raw.get("monitor", {})
+    if not isinstance(monitor, dict) or set(monitor) - {"window", "freq_approx", "min_history"}:
+        raise ConfigError(f"{where}: [monitor] takes window, freq_approx and min_history")
+    try:
+        from ..runtime.client import UpdateMonitor
+        UpdateMonitor(**monitor)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: [monitor]: {exc}") from None
     settings = raw.get("workload", {})
     if not isinstance(settings, dict):
         raise ConfigError(f"{where}: [workload] must be a table")
@@ -149,6 +173,8 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         service=service,
         link_delay=float(r.get("link_delay_ms", 10)) / 1000.0,
         settings=dict(settings),
+        monitors=list(dict.fromkeys(monitors)),
+        monitor=dict(monitor),
     )
 
 

@@ -23,11 +23,12 @@ from .config import Config, Point, TraceSpec
 from .spark import run_job
 
 METRIC_COLUMNS = (
-    "point string, trace string, workload string, mode string, matcher string, update_rate double, "
+    "point string, trace string, workload string, mode string, matcher string, rum boolean, update_rate double, "
     "subscribers long, seed long, published long, delivered long, spurious long, sub_messages long, "
     "bytes long, event_bytes_to_subscribers long, upd_sent long, sub_sent long, unsub_sent long, "
     "upd_coalesced long, latency_p50_ms double, latency_p99_ms double, delay_ms double, "
-    "delay_samples long, span_s double, memory_bytes long, utilization double, wall_s double"
+    "delay_samples long, span_s double, memory_bytes long, utilization double, rum_approximated long, "
+    "rum_suppressed long, wall_s double"
 )
 BROKER_COLUMNS = ("point string, broker string, sub_messages long, sub_bytes long, pub_messages long, "
                   "utilization double, memory_bytes long")
@@ -49,16 +50,18 @@ def run_point(point: Point) -> Iterator[tuple[str, tuple]]:
     from .workloads import generate
     spec = point.trace
     trace = generate(spec.workload, spec.seed, spec.generator_settings())
+    knobs = {k: v for k, v in point.rum if k != "on"}
     result = run_trace(trace, point.mode, matcher=point.matcher, service=point.service,
-                       link_delay=point.link_delay)
+                       link_delay=point.link_delay, rum=knobs if point.rum else None)
     m = result.metrics
-    yield "metrics", (point.point_id, spec.trace_id, spec.workload, point.mode, point.matcher,
+    yield "metrics", (point.point_id, spec.trace_id, spec.workload, point.mode, point.matcher, bool(point.rum),
                       spec.update_rate, len({s.client for s in trace.subscriptions}), spec.seed, *(
                           _num(m[k]) for k in ("published", "delivered", "spurious", "sub_messages", "bytes",
                                                "event_bytes_to_subscribers", "upd_sent", "sub_sent",
                                                "unsub_sent", "upd_coalesced", "latency_p50_ms",
                                                "latency_p99_ms", "delay_ms", "delay_samples", "span_s",
-                                               "memory_bytes", "utilization", "wall_s")))
+                                               "memory_bytes", "utilization", "rum_approximated",
+                                               "rum_suppressed", "wall_s")))
     for b in result.brokers:
         yield "brokers", (point.point_id, b["broker"], b["sub_messages"], b["sub_bytes"], b["pub_messages"],
                           float(b["utilization"]), b["memory_bytes"])
@@ -144,7 +147,8 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     run_job(spark, "metrics", lambda: metrics.repartition(1).write.parquet(str(out / "metrics.parquet")), progress)
     raw_metrics.unpersist()
     rows = [r.asDict() for r in spark.read.parquet(str(out / "metrics.parquet")).collect()]
-    return sorted(rows, key=lambda r: (r["workload"], r["subscribers"], r["update_rate"], r["mode"], r["matcher"], r["seed"]))
+    return sorted(rows, key=lambda r: (r["workload"], r["subscribers"], r["update_rate"], r["mode"], r["rum"],
+                                       r["matcher"], r["seed"]))
 
 
 def ground_truth_job(spark: Any, traces: Path) -> Any:

@@ -1,0 +1,60 @@
+"""The update monitor on the replay's high-frequency AT workload (000 §8.12): with instantaneous
+links and brokers no event the ground truth wants is missed because of the monitor, it sends
+fewer subscription messages, and the grid and the report carry it as its own line."""
+
+from __future__ import annotations
+
+import pytest
+
+from eventpy.replay.config import ConfigError, parse
+from eventpy.replay.report import monitor_section
+from eventpy.replay.simulate import run_trace
+from eventpy.replay.truth import ground_truth
+from eventpy.replay.workloads import generate
+
+
+@pytest.fixture
+def instantaneous(monkeypatch):
+    """Brokers that take no time, so that only the monitor can make an event go missing."""
+    import eventpy.replay.simulate as simulate
+    monkeypatch.setitem(simulate.SERVICES, "model", lambda: (lambda msg, sends, cpu: 0.0))
+
+
+@pytest.mark.parametrize("mode", ["parametric", "resub"])
+def test_with_the_monitor_nothing_wanted_is_missed_and_fewer_messages_are_sent(instantaneous, mode):
+    trace = generate("at", 4, {"subscribers": 30, "update_rate": 2, "hf_share": 0.3, "hf_rate": 12,
+                               "duration": 3.0, "types": 20})
+    truth = ground_truth(trace)
+    exact = run_trace(trace, mode, link_delay=0.0, memory=False)
+    monitored = run_trace(trace, mode, link_delay=0.0, memory=False, rum=True)
+    for result in (exact, monitored):
+        got = {(e, s) for e, s, _ in result.deliveries}
+        assert got == truth  # no event missed, none delivered that the guard did not want
+    assert monitored.metrics["rum_approximated"] > 0
+    assert monitored.metrics["sub_messages"] < exact.metrics["sub_messages"]
+    assert monitored.metrics["spurious"] >= exact.metrics["spurious"]  # the price: wider brokers' filters
+
+
+def test_the_config_takes_monitors_and_knobs():
+    c = parse({"replay": {"workload": "at", "monitors": [False, True], "modes": ["parametric"]},
+               "monitor": {"window": 0.5, "freq_approx": 4}})
+    labels = sorted({(p.mode, bool(p.rum)) for p in c.points()})
+    assert labels == [("parametric", False), ("parametric", True)]
+    on = next(p for p in c.points() if p.rum)
+    assert dict(on.rum) == {"on": True, "window": 0.5, "freq_approx": 4} and on.point_id.endswith("-rum")
+    with pytest.raises(ConfigError, match="monitors must be"):
+        parse({"replay": {"workload": "at", "monitors": ["yes"]}})
+    with pytest.raises(ConfigError, match="\\[monitor\\]"):
+        parse({"replay": {"workload": "at"}, "monitor": {"window": -1}})
+
+
+def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
+    c = parse({"replay": {"workload": "at", "monitors": [False, True], "modes": ["parametric"]}})
+    base = {"update_rate": 10.0, "subscribers": 150, "matcher": "fastint", "rum_approximated": 0,
+            "rum_suppressed": 0}
+    avg = [{**base, "mode": "parametric", "throughput": 2.0, "delay_ms": 300.0, "spurious": 100, "sub_messages": 1000},
+           {**base, "mode": "parametric+rum", "throughput": 3.0, "delay_ms": 150.0, "spurious": 120,
+            "sub_messages": 400, "rum_approximated": 50, "rum_suppressed": 900}]
+    text = "\n".join(monitor_section(c, avg))
+    assert "| parametric | fastint | 10 | 150 | +50% | 2× | +20% | -60% | 50 | 900 |" in text
+    assert "+92%" in text and "+27%" in text
