@@ -240,6 +240,15 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
                   if not math.isnan(busiest) and busiest < 0.7 else
                   "Brokers are near or past saturation, where re-subscriptions queue ahead of events: "
                   "that is where throughput and delay diverge."))
+    still = {(r["mode"], r["matcher"]): r for r in avg if r["subscribers"] == top and r["update_rate"] == 0}
+    for matcher in config.matchers:
+        p, q = still.get(("parametric", matcher)), still.get(("resub", matcher))
+        if p and q and p["throughput"] and q["throughput"]:
+            floor = abs(p["throughput"] - q["throughput"]) / ((p["throughput"] + q["throughput"]) / 2)
+            out.append(f"- {matcher}: at 0 updates/s both modes replay the same trace and do the same work, "
+                       f"yet their throughput differs by {floor:.0%}: that is the noise of this run"
+                       + (" (service times are measured CPU times)" if config.service == "measured" else "")
+                       + "; ratios within it are not differences.")
     rate = max(config.update_rates)
     at_top = {(r["mode"], r["matcher"]): r for r in avg if r["subscribers"] == top and r["update_rate"] == rate}
     for matcher in config.matchers:
