@@ -10,6 +10,7 @@
     subscribers_rate = 50             # default: the highest update rate
     monitors = [false, true]          # the runtime update monitor (000 §6) off and on; default off
     service = "measured"              # broker service time: "measured" CPU time, or "model"
+    service_scale = 1                 # multiplies service times: emulate slower brokers (say so!)
     link_delay_ms = 10                # per link, as in 000 §8.6
 
     [workload]                        # passed to the generator (see eventpy.replay.workloads)
@@ -62,6 +63,7 @@ class Point:
     service: str
     link_delay: float
     rum: tuple = ()  # the update monitor's knobs as sorted pairs; () for no monitor
+    service_scale: float = 1.0
 
     @property
     def point_id(self) -> str:
@@ -87,6 +89,7 @@ class Config:
     link_delay: float
     settings: dict[str, Any] = field(default_factory=dict)
     monitors: list[bool] = field(default_factory=lambda: [False])
+    service_scale: float = 1.0
     monitor: dict[str, Any] = field(default_factory=dict)
 
     def traces(self) -> list[TraceSpec]:
@@ -101,7 +104,8 @@ class Config:
 
     def points(self) -> list[Point]:
         knobs = tuple(sorted(self.monitor.items()))
-        return [Point(t, mode, matcher, self.service, self.link_delay, (("on", True),) + knobs if on else ())
+        return [Point(t, mode, matcher, self.service, self.link_delay, (("on", True),) + knobs if on else (),
+                      self.service_scale)
                 for t in self.traces() for mode in self.modes for matcher in self.matchers
                 for on in self.monitors]
 
@@ -122,7 +126,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     if not isinstance(r, dict):
         raise ConfigError(f"{where}: needs a [replay] table")
     unknown = set(r) - {"workload", "seeds", "modes", "matchers", "update_rates", "subscribers",
-                        "subscribers_rate", "service", "link_delay_ms", "name", "monitors"}
+                        "subscribers_rate", "service", "link_delay_ms", "name", "monitors", "service_scale"}
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) in [replay]: {', '.join(sorted(unknown))}")
     workload = r.get("workload")
@@ -147,6 +151,9 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     service = r.get("service", "measured")
     if service not in ("measured", "model"):
         raise ConfigError(f"{where}: service must be 'measured' or 'model', not {service!r}")
+    scale = r.get("service_scale", 1)
+    if type(scale) not in (int, float) or not scale > 0:
+        raise ConfigError(f"{where}: service_scale must be a positive number, not {scale!r}")
     monitors = r.get("monitors", [False])
     if not isinstance(monitors, list) or not monitors or not all(isinstance(m, bool) for m in monitors):
         raise ConfigError(f"{where}: [replay] monitors must be a list of true/false")
@@ -174,6 +181,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         link_delay=float(r.get("link_delay_ms", 10)) / 1000.0,
         settings=dict(settings),
         monitors=list(dict.fromkeys(monitors)),
+        service_scale=float(scale),
         monitor=dict(monitor),
     )
 

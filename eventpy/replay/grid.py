@@ -52,7 +52,8 @@ def run_point(point: Point) -> Iterator[tuple[str, tuple]]:
     trace = generate(spec.workload, spec.seed, spec.generator_settings())
     knobs = {k: v for k, v in point.rum if k != "on"}
     result = run_trace(trace, point.mode, matcher=point.matcher, service=point.service,
-                       link_delay=point.link_delay, rum=knobs if point.rum else None)
+                       link_delay=point.link_delay, rum=knobs if point.rum else None,
+                       service_scale=point.service_scale)
     m = result.metrics
     yield "metrics", (point.point_id, spec.trace_id, spec.workload, point.mode, point.matcher, bool(point.rum),
                       spec.update_rate, len({s.client for s in trace.subscriptions}), spec.seed, *(

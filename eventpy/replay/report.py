@@ -151,7 +151,9 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
     lines = [f"# Replay report: {config.name}", "",
              f"Workload `{config.workload}`, seeds {config.seeds}, modes {', '.join(config.modes)}, "
              f"matchers {', '.join(config.matchers)}; broker service time: {config.service} "
-             f"({'the CPU time the broker really spent on each message' if config.service == 'measured' else 'a fixed cost per message kind'}); "
+             f"({'the CPU time the broker really spent on each message' if config.service == 'measured' else 'a fixed cost per message kind'}"
+             + (f", times {config.service_scale:g} to emulate slower brokers" if config.service_scale != 1 else "")
+             + "); "
              f"link delay {config.link_delay * 1000:g} ms. Spark master `{master}`; "
              f"{len(rows)} grid points in {wall:.0f} s.", "",
              f"Command: `{command}`. Data: `metrics.parquet` (one row per grid point), `brokers.parquet`, "

@@ -9,7 +9,9 @@ def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_ra
     pairs = {(t.seed, t.update_rate, t.subscribers) for t in c.traces()}
     assert pairs == {(s, r, n) for s in (1, 2) for r, n in ((0, 800), (50, 800), (100, 800), (50, 400))}
     assert len(c.points()) == 2 * len(pairs)
-    assert c.link_delay == 0.01 and c.service == "measured"
+    assert c.link_delay == 0.01 and c.service == "measured" and c.service_scale == 1.0
+    slow = parse({"replay": {"workload": "htm", "service_scale": 10}})
+    assert {p.service_scale for p in slow.points()} == {10.0}
 
 
 @pytest.mark.parametrize("raw,message", [
@@ -20,6 +22,7 @@ def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_ra
     ({"replay": {"workload": "at", "update_rates": [-1]}}, "cannot be negative"),
     ({"replay": {"workload": "at", "sevice": "model"}}, "unknown key\\(s\\) in \\[replay\\]: sevice"),
     ({"replay": {"workload": "at", "service": "wall"}}, "service must be"),
+    ({"replay": {"workload": "at", "service_scale": 0}}, "service_scale must be a positive number"),
 ])
 def test_bad_configs_say_what_is_wrong(raw, message):
     with pytest.raises(ConfigError, match=message):
