@@ -57,6 +57,15 @@ class _TypeState:
     subs: dict = field(default_factory=dict)  # (link, sid) -> SubState
     sent: dict = field(default_factory=dict)  # upstream broker link -> _Sent
     seen: dict = field(default_factory=dict)  # upstream broker link -> summary version last read
+    accepts: tuple = ()  # per attribute, the Python types a PUB value may have
+
+    def __post_init__(self) -> None:
+        self.accepts = tuple(_ACCEPTS[t] for t in self.etype.types)
+
+
+# a float attribute takes ints too (the schema check of EventType.values_from does the same); bool
+# is not an int here
+_ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
 
 
 class Broker:
@@ -344,6 +353,10 @@ class Broker:
         if len(msg.values) != len(ts.etype.attrs):
             raise MessageError(f"PUB of {msg.etype!r} with {len(msg.values)} values, "
                                f"schema has {len(ts.etype.attrs)}")
+        for v, ok in zip(msg.values, ts.accepts):  # a value of the wrong type would reach the indexes
+            if type(v) not in ok:
+                raise MessageError(f"PUB of {msg.etype!r}: a {type(v).__name__} value where the schema "
+                                   f"has {ts.etype.describe()}")
         from_broker = self.links.get(link) == "broker"
         brokers: set = set()
         clients: dict[Link, list[int]] = {}

@@ -135,6 +135,9 @@ def test_disconnect_forgets_the_link_and_updates_upstream():
     Upd("Quote", 99, {0: (1, 1)}),
     Unsub("Quote", 99),
     Pub("Quote", ("IBM",), "p", 1, 0.0),
+    Pub("Quote", ("IBM", "cheap"), "p", 1, 0.0),  # a str where the schema has a float (fuzzing found it)
+    Pub("Quote", (1, 2.0), "p", 1, 0.0),
+    Pub("Quote", ("IBM", True), "p", 1, 0.0),
     Adv("Bad", (("x", "complex"),)),
     "not a message",
 ])

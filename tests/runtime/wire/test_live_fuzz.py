@@ -7,6 +7,7 @@ import logging
 import random
 import socket
 import struct
+import threading
 import time
 
 import msgpack
@@ -37,7 +38,17 @@ TEMPLATES = [
     ["upd", "stocks.Quote", 1, [[0, ["I", 0.0, True, 20.0, False], 2]]],
     ["pub", "stocks.Quote", ["IBM", 5.0], "fuzz", 1, 0.0, []],
     ["unsub", "stocks.Quote", 1],
+    ["ackreq", ["fuzz", "ack", 1], 1.5],
+    ["ack", ["fuzzed", 1], ""],
 ]
+
+
+def _discard(s: socket.socket) -> None:
+    try:
+        while s.recv(1 << 16):
+            pass
+    except OSError:
+        pass
 
 
 def plausible(rng: random.Random, value):
@@ -104,6 +115,10 @@ def test_a_live_broker_survives_100000_mutated_frames(caplog):
                     except OSError:
                         pass
         with socket.create_connection(("127.0.0.1", server.port)) as s:
+            # read what the broker answers (acknowledgements, flush answers) as a real peer
+            # would: a peer that never reads is paused by the broker's backpressure
+            reader = threading.Thread(target=_discard, args=(s,), daemon=True)
+            reader.start()
             s.sendall(hello)
             for k in range(0, len(good), 500):
                 s.sendall(b"".join(good[k:k + 500]))
