@@ -161,6 +161,11 @@ class Broker:
         except MessageError as e:
             self.stats["refused"] += 1
             log.warning("%s: refused %s from %r: %s", self.name, type(msg).__name__, link, e)
+        except Exception:  # a bug of ours, not the peer's: keep serving every link, say where
+            self.stats["refused"] += 1
+            self.stats["internal_errors"] += 1
+            log.exception("%s: internal error on %s from %r (refused; please report)", self.name,
+                          type(msg).__name__, link)
         self.stats["sent"] += len(out)
         return out
 
