@@ -173,3 +173,16 @@ def test_attribute_expressions_are_evaluated_at_the_broker():
     b.handle("c1", sub_msg("abs(price - x) < 2", x=10.0)[0])
     assert b.handle("up", Pub("Quote", ("A", 11.0), "p", 1, 0.0))
     assert b.handle("up", Pub("Quote", ("A", 13.0), "p", 2, 0.0)) == []
+
+
+def test_an_internal_error_is_logged_and_the_broker_keeps_serving(caplog, monkeypatch):
+    b = edge()
+    b.handle("c1", sub_msg("price < 10")[0])
+    ts = b.types["Quote"]
+    real = ts.matcher.match
+    monkeypatch.setattr(ts.matcher, "match", lambda values: 1 / 0)
+    with caplog.at_level(logging.ERROR, logger="eventpy.broker"):
+        assert b.handle("up", Pub("Quote", ("IBM", 1.0), "p", 1, 0.0)) == []
+    assert b.stats["internal_errors"] == 1 and "ZeroDivisionError" in caplog.text
+    monkeypatch.setattr(ts.matcher, "match", real)
+    assert kinds(b.handle("up", Pub("Quote", ("IBM", 1.0), "p", 2, 0.0))) == [("c1", "Pub")]
