@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from eventpy.runtime.messages import Ack, AckReq, Upd
+from eventpy.runtime.messages import Ack, AckReq, Sub, Upd
 from eventpy.runtime.model import EventType
 from eventpy.runtime.overlay import line
 from eventpy.runtime.transports.inproc import Simulation
@@ -14,8 +14,8 @@ from eventpy.runtime.transports.inproc import Simulation
 Q = EventType("Quote", price=float)
 
 
-def overlay(n: int = 4):
-    sim = Simulation(line(n), link_delay=0.01)
+def overlay(n: int = 4, mode: str = "parametric"):
+    sim = Simulation(line(n), link_delay=0.01, mode=mode)
     pub = sim.client("pub", "b0")
     pub.advertise(Q)
     sub = sim.client("sub", f"b{n - 1}")
@@ -31,7 +31,7 @@ def watch(sim, sub):
         handle = broker.handle
 
         def spy(link, msg, name=name, handle=handle):
-            if type(msg) is Upd:
+            if type(msg) in (Upd, Sub):
                 seen.setdefault(name, []).append(sim.now)
             return handle(link, msg)
 
@@ -48,8 +48,9 @@ def watch(sim, sub):
     return seen, acked
 
 
-def test_the_ack_comes_back_after_every_broker_on_the_way_applied_the_update():
-    sim, pub, sub, s = overlay()
+@pytest.mark.parametrize("mode", ["parametric", "resub"])
+def test_the_ack_comes_back_after_every_broker_on_the_way_applied_the_update(mode):
+    sim, pub, sub, s = overlay(mode=mode)
     seen, acked = watch(sim, sub)
     s.update(limit=20.0)  # widens the subscription: the UPD travels to the publisher's broker
     token = sub.request_ack(budget=2.0)
@@ -60,9 +61,10 @@ def test_the_ack_comes_back_after_every_broker_on_the_way_applied_the_update():
     assert sim.sent["b3", "AckReq"] == 1 and sim.sent["b0", "AckReq"] == 0  # b0 forwarded nothing
 
 
+@pytest.mark.parametrize("mode", ["parametric", "resub"])
 @pytest.mark.parametrize("silent", ["b1", "b2"])
-def test_a_silent_broker_is_named_in_the_answer(silent):
-    sim, pub, sub, s = overlay()
+def test_a_silent_broker_is_named_in_the_answer(silent, mode):
+    sim, pub, sub, s = overlay(mode=mode)
     sim.silence(silent)
     seen, acked = watch(sim, sub)
     s.update(limit=20.0)
