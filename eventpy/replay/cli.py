@@ -21,7 +21,7 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     except ConfigError as exc:
         print(f"eventpy replay: {exc}", file=sys.stderr)
         return 2
-    from .grid import run_grid
+    from .grid import busiest_brokers, run_grid
     from .report import write_report
     from .spark import session
 
@@ -32,10 +32,11 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     columns = (TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False, disable=quiet) as progress:
         rows = run_grid(spark, config, Path(out), progress)
+        brokers = busiest_brokers(spark, Path(out), rows)
     command = "eventpy replay " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["replay"] \
         else f"eventpy replay {config_path} --out {out}"
     report = write_report(config, rows, Path(out), command=command, master=master_url,
-                          wall=time.perf_counter() - started)
+                          wall=time.perf_counter() - started, brokers=brokers)
     table = Table("rate", "subs", "mode", "matcher", "throughput", "delay ms", "spurious", "missed", "sub msgs")
     for r in rows:
         table.add_row(f"{r['update_rate']:g}", str(r["subscribers"]), r["mode"], r["matcher"],

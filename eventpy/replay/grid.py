@@ -152,6 +152,31 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
                                        r["matcher"], r["seed"]))
 
 
+def busiest_brokers(spark: Any, out: Path, rows: list[dict[str, Any]], k: int = 8) -> list[dict[str, Any]]:
+    """Per-broker subscription messages, bytes, utilization and memory of the grid points at the
+    highest update rate and the most subscribers: the `k` busiest brokers of each point (the
+    driver collects only these)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not rows:
+        return []
+    rate = max(r["update_rate"] for r in rows)
+    top = max(r["subscribers"] for r in rows if r["update_rate"] == rate)
+    points = {r["point"]: r for r in rows if r["update_rate"] == rate and r["subscribers"] == top}
+    brokers = spark.read.parquet(str(out / "brokers.parquet")).filter(F.col("point").isin(list(points)))
+    rank = Window.partitionBy("point").orderBy(F.desc("sub_messages"), F.desc("utilization"), "broker")
+    picked = brokers.withColumn("rank", F.row_number().over(rank)).filter(F.col("rank") <= k).collect()
+    out_rows = []
+    for b in sorted(picked, key=lambda b: (b.point, b.rank)):
+        p = points[b.point]
+        out_rows.append({"mode": p["mode"] + ("+rum" if p.get("rum") else ""), "matcher": p["matcher"],
+                         "seed": p["seed"], "update_rate": rate, "subscribers": top, "broker": b.broker,
+                         "sub_messages": b.sub_messages, "sub_bytes": b.sub_bytes,
+                         "utilization": b.utilization, "memory_bytes": b.memory_bytes})
+    return out_rows
+
+
 def ground_truth_job(spark: Any, traces: Path) -> Any:
     events = spark.read.parquet(str(traces / "events")).rdd.keyBy(lambda e: (e.trace, e.etype))
     subs = spark.read.parquet(str(traces / "subscriptions")).rdd.keyBy(lambda s: (s.trace, s.etype))

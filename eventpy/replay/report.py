@@ -144,7 +144,7 @@ def plot(config: Config, rows: list[dict], out: Path) -> list[str]:
 
 
 def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, command: str, master: str,
-                 wall: float) -> Path:
+                 wall: float, brokers: list[dict[str, Any]] | None = None) -> Path:
     out = Path(out)
     avg = averaged(rows)
     top = max(config.subscribers)
@@ -182,6 +182,13 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
     lines += explain(config, avg, ratios)
     if len(config.monitors) > 1:
         lines += monitor_section(config, avg)
+    if brokers:
+        b0 = brokers[0]
+        lines += ["", "## Per broker", "",
+                  f"The busiest brokers (by subscription messages sent) at {b0['update_rate']:g} updates/s and "
+                  f"{b0['subscribers']} subscribers; all brokers of every point are in `brokers.parquet`.", ""]
+        lines += _table(brokers, ("mode", "matcher", "seed", "broker", "sub_messages", "sub_bytes",
+                                  "utilization", "memory_bytes"))
     lines += ["", "## Plots", ""] + plot(config, avg, out)
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")

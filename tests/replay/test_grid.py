@@ -81,3 +81,16 @@ def test_the_report_has_tables_table_i_and_plots(replayed):
     assert "4.05×" in text  # the paper's AT figure beside ours
     for name in ("throughput", "delay_ms", "spurious", "sub_messages"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 1000
+
+
+def test_the_report_lists_the_busiest_brokers(spark, replayed):
+    from eventpy.replay.grid import busiest_brokers
+    config, rows, out = replayed
+    brokers = busiest_brokers(spark, out, rows, k=3)
+    assert {b["mode"] for b in brokers} == {"parametric", "resub"}
+    assert all(b["update_rate"] == 100 and b["subscribers"] == 40 for b in brokers)
+    assert len(brokers) == 6  # 3 per point
+    resub = [b["sub_messages"] for b in brokers if b["mode"] == "resub"]
+    assert resub == sorted(resub, reverse=True) and resub[0] > 0
+    path = write_report(config, rows, out, command="x", master="local[2]", wall=1.0, brokers=brokers)
+    assert "## Per broker" in path.read_text()
