@@ -269,8 +269,9 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
                        f"{_fmt(p['useful'])} and {_fmt(p['missed'])} in parametric. A spurious event is one "
                        "the subscriber's own edge broker forwarded before it applied the update; edge brokers "
                        "apply updates quickly in both modes here (the saturated brokers are further up), so "
-                       "spurious counts follow the flow of events, which is smaller for resub. In the paper "
-                       "the edge brokers themselves thrash under re-subscriptions.")
+                       "spurious counts follow the flow of events, which is smaller for resub. The paper ties "
+                       "spurious events to the edge broker's delay in processing updates (000 §8.3), which "
+                       "grew under re-subscriptions there.")
     out.append("- Delay and spurious events are dominated by how long an update takes to reach the "
                "brokers that filter for it: each hop is a " f"{config.link_delay * 1000:g} ms link here, "
                "plus queueing. A resubscription travels as far as a UPD but costs more per broker "
