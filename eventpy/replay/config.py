@@ -9,7 +9,9 @@
     subscribers = [400, 800]          # the subscriber sweep, at `subscribers_rate`
     subscribers_rate = 50             # default: the highest update rate
     monitors = [false, true]          # the runtime update monitor (000 §6) off and on; default off
-    service = "measured"              # broker service time: "measured" CPU time, or "model"
+    service = "measured"              # broker service time: "measured" CPU time, "calibrated" (a
+                                      # cost model fitted to one measured run per mode and matcher:
+                                      # reproducible within the run), or "model" (fixed costs)
     service_scale = 1                 # multiplies service times: emulate slower brokers (say so!)
     link_delay_ms = 10                # per link, as in 000 §8.6
 
@@ -149,8 +151,8 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     if any(x < 0 for x in rates):
         raise ConfigError(f"{where}: update rates cannot be negative")
     service = r.get("service", "measured")
-    if service not in ("measured", "model"):
-        raise ConfigError(f"{where}: service must be 'measured' or 'model', not {service!r}")
+    if service not in ("measured", "calibrated", "model"):
+        raise ConfigError(f"{where}: service must be 'measured', 'calibrated' or 'model', not {service!r}")
     scale = r.get("service_scale", 1)
     if type(scale) not in (int, float) or not scale > 0:
         raise ConfigError(f"{where}: service_scale must be a positive number, not {scale!r}")

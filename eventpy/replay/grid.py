@@ -45,13 +45,25 @@ def trace_rows(spec: TraceSpec) -> Iterator[tuple[str, tuple]]:
             yield table, row
 
 
-def run_point(point: Point) -> Iterator[tuple[str, tuple]]:
+def calibrate(point: Point) -> tuple[tuple[str, str], Any]:
+    """Run one grid point with measured service times and fit a CostModel to them."""
+    from ..runtime.transports.inproc import Recorder
+    from .simulate import run_trace
+    from .workloads import generate
+    spec = point.trace
+    recorder = Recorder()
+    run_trace(generate(spec.workload, spec.seed, spec.generator_settings()), point.mode, matcher=point.matcher,
+              service=recorder, link_delay=point.link_delay, memory=False)
+    return (point.mode, point.matcher), recorder.calibrate()
+
+
+def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
     from .simulate import run_trace
     from .workloads import generate
     spec = point.trace
     trace = generate(spec.workload, spec.seed, spec.generator_settings())
     knobs = {k: v for k, v in point.rum if k != "on"}
-    result = run_trace(trace, point.mode, matcher=point.matcher, service=point.service,
+    result = run_trace(trace, point.mode, matcher=point.matcher, service=cost or point.service,
                        link_delay=point.link_delay, rum=knobs if point.rum else None,
                        service_scale=point.service_scale)
     m = result.metrics
@@ -101,6 +113,7 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     from .trace import TABLE_SCHEMAS
 
     out = Path(out)
+    (out / "calibration.json").unlink(missing_ok=True)
     for sub in ("traces", "deliveries", "truth", "metrics.parquet", "brokers.parquet"):
         shutil.rmtree(out / sub, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -114,7 +127,17 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
         run_job(spark, f"trace {table}", lambda df=df, t=table: df.write.parquet(str(out / "traces" / t)), progress)
     generated.unpersist()
 
-    ran = sc.parallelize(points, len(points)).flatMap(run_point).persist(StorageLevel.MEMORY_AND_DISK)
+    costs: dict = {}
+    if config.service == "calibrated":  # one measured run per (mode, matcher), on the heaviest trace
+        heaviest = max(specs, key=lambda s: (s.subscribers, s.update_rate, -s.seed))
+        probes = {(p.mode, p.matcher): p for p in points if p.trace == heaviest and not p.rum}
+        costs = dict(run_job(spark, "calibration",
+                             lambda: sc.parallelize(list(probes.values()), len(probes)).map(calibrate).collect(),
+                             progress))
+        (out / "calibration.json").write_text(json.dumps(
+            {f"{m}/{k}": vars(c) for (m, k), c in costs.items()}, indent=1))
+    ran = (sc.parallelize(points, len(points)).flatMap(lambda p: run_point(p, costs.get((p.mode, p.matcher))))
+           .persist(StorageLevel.MEMORY_AND_DISK))
     tables = {}
     for table, schema in (("metrics", METRIC_COLUMNS), ("brokers", BROKER_COLUMNS), ("deliveries", DELIVERY_COLUMNS)):
         tables[table] = spark.createDataFrame(ran.filter(lambda r, t=table: r[0] == t).map(lambda r: r[1]), schema)

@@ -143,6 +143,14 @@ def plot(config: Config, rows: list[dict], out: Path) -> list[str]:
     return [f"![{label}]({name})" for label, name in names]
 
 
+_SERVICES = {
+    "measured": "the CPU time the broker really spent on each message",
+    "calibrated": "a cost per message kind fitted to one measured run per mode and matcher, "
+                  "in `calibration.json`; the grid is reproducible within the run",
+    "model": "a fixed cost per message kind",
+}
+
+
 def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, command: str, master: str,
                  wall: float, brokers: list[dict[str, Any]] | None = None) -> Path:
     out = Path(out)
@@ -151,7 +159,7 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
     lines = [f"# Replay report: {config.name}", "",
              f"Workload `{config.workload}`, seeds {config.seeds}, modes {', '.join(config.modes)}, "
              f"matchers {', '.join(config.matchers)}; broker service time: {config.service} "
-             f"({'the CPU time the broker really spent on each message' if config.service == 'measured' else 'a fixed cost per message kind'}"
+             f"({_SERVICES[config.service]}"
              + (f", times {config.service_scale:g} to emulate slower brokers" if config.service_scale != 1 else "")
              + "); "
              f"link delay {config.link_delay * 1000:g} ms. Spark master `{master}`; "

@@ -32,15 +32,19 @@ class RunResult:
 
 
 def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str = "attribute",
-              service: str = "model", link_delay: float = 1e-3, memory: bool = True,
+              service: Any = "model", link_delay: float = 1e-3, memory: bool = True,
               rum: Any = None, service_scale: float = 1.0) -> RunResult:
     """`rum`: the runtime update monitor (000 §6) on every subscription: an UpdateMonitor, True,
     or a dict of its knobs; None for exact updates."""
-    if service not in SERVICES:
-        raise ValueError(f"unknown service model {service!r}; one of {', '.join(SERVICES)}")
+    if callable(service):  # a CostModel (e.g. calibrated from a measured run) or a Recorder
+        model = service
+    elif service in SERVICES:
+        model = SERVICES[service]()
+    else:
+        raise ValueError(f"unknown service model {service!r}; one of {', '.join(SERVICES)} or a CostModel")
     wall = time.perf_counter()
     sim = Simulation(trace.topology, mode=mode, matcher=matcher, summary=summary,
-                     link_delay=link_delay, service=_scaled(SERVICES[service](), service_scale),
+                     link_delay=link_delay, service=_scaled(model, service_scale),
                      count_bytes=True)
     clients = {name: sim.client(name, broker) for name, broker in trace.clients.items()}
     for pub, names in trace.advertises.items():

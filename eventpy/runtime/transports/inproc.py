@@ -58,6 +58,42 @@ def measured(msg: Any, sends: list, cpu: float) -> float:
     return cpu
 
 
+class Recorder:
+    """Measured service times, kept per message kind, to fit a CostModel to (`calibrate`)."""
+
+    def __init__(self) -> None:
+        self.samples: dict[str, list[tuple[int, float]]] = {}
+
+    def __call__(self, msg: Any, sends: list, cpu: float) -> float:
+        self.samples.setdefault(type(msg).__name__, []).append((len(sends), cpu))
+        return cpu
+
+    def calibrate(self) -> CostModel:
+        """A deterministic cost model with this run's costs: PUB as a base plus a cost per
+        message sent (least squares), every other kind its median."""
+        import numpy as np
+
+        def median(kind: str, default: float) -> float:
+            xs = [c for _, c in self.samples.get(kind, ())]
+            return float(np.median(xs)) if xs else default
+
+        base = CostModel()
+        pub, per = base.pub, base.per_forward
+        pubs = self.samples.get("Pub", [])
+        if len({n for n, _ in pubs}) > 1:
+            a = np.array([[1.0, n] for n, _ in pubs])
+            (pub, per), *_ = np.linalg.lstsq(a, np.array([c for _, c in pubs]), rcond=None)
+            pub, per = max(float(pub), 0.0), max(float(per), 0.0)
+        elif pubs:
+            pub = median("Pub", pub)
+            per = 0.0
+        others = [c for kind, xs in self.samples.items() if kind not in ("Pub", "Sub", "Unsub", "Upd")
+                  for _, c in xs]
+        return CostModel(pub=pub, per_forward=per, sub=median("Sub", base.sub), unsub=median("Unsub", base.unsub),
+                         upd=median("Upd", base.upd),
+                         other=float(np.median(others)) if others else base.other)
+
+
 class _Inbound:
     """A broker's inbound side: per-link FIFO queues and a heap of their heads."""
 
