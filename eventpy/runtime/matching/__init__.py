@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..model import EventType
+from ._adaptive import AdaptiveMatcher
 from ._base import Key, Matcher
 from ._fastint import FastIntMatcher
 from ._naive import NaiveMatcher
@@ -16,6 +17,10 @@ MATCHERS: dict[str, type[Matcher]] = {
 
 
 def make_matcher(name: str, etype: EventType) -> Matcher:
+    """The matcher a broker uses for one event type. `fastint` is adaptive: a scan while the type
+    has few entries, the FASTINT index beyond (MATCHERS["fastint"] is the index alone)."""
+    if name == "fastint":
+        return AdaptiveMatcher(etype)
     try:
         cls = MATCHERS[name]
     except KeyError:
@@ -23,4 +28,4 @@ def make_matcher(name: str, etype: EventType) -> Matcher:
     return cls(etype)
 
 
-__all__ = ["MATCHERS", "FastIntMatcher", "Key", "Matcher", "NaiveMatcher", "PosetMatcher", "make_matcher"]
+__all__ = ["MATCHERS", "AdaptiveMatcher", "FastIntMatcher", "Key", "Matcher", "NaiveMatcher", "PosetMatcher", "make_matcher"]

@@ -5,16 +5,22 @@ import random
 
 import pytest
 
-from eventpy.runtime.matching import MATCHERS, NaiveMatcher
+from eventpy.runtime.matching import MATCHERS, AdaptiveMatcher, NaiveMatcher
 from eventpy.runtime.model import INF, EventType, Interval, ValueSet
 
 T = EventType("t", a=int, b=float, s=str, f=bool)
 VALS = [-2, -1, 0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("name", [n for n in MATCHERS if n != "naive"])
+FACTORIES = {n: MATCHERS[n] for n in MATCHERS if n != "naive"}
+# the broker's fastint: a scan below a threshold, the index above (tiny thresholds: many moves)
+FACTORIES["adaptive"] = lambda t: AdaptiveMatcher(t, up=8, down=3)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
 def test_seeded_mixed_operations(name):
     rng = random.Random(1)
+    moves = 0
 
     def rint():
         return Interval(rng.choice(VALS + [-INF]), rng.random() < .5, rng.choice(VALS + [INF]), rng.random() < .5)
@@ -36,17 +42,21 @@ def test_seeded_mixed_operations(name):
 
     checked = 0
     for trial in range(60):
-        oracle, m = NaiveMatcher(T), MATCHERS[name](T)
+        oracle, m = NaiveMatcher(T), FACTORIES[name](T)
         keys = []
+        shrinking = False
         for step in range(rng.randint(1, 300)):
-            r = rng.random()
-            if r < .4 or not keys:
+            if step % 40 == 0:  # phases of growth and of shrinking, so populations cross both ways
+                shrinking = not shrinking and step > 0
+            was = getattr(m, "indexed", None)
+            r = rng.random() * (0.6 if shrinking else 1.0)
+            if (r < .4 and not shrinking) or not keys:
                 k = (trial, step)
                 f = rflt()
                 oracle.add(k, f)
                 m.add(k, f)
                 keys.append(k)
-            elif r < .5:
+            elif r < .5 or (shrinking and r < .3):
                 k = keys.pop(rng.randrange(len(keys)))
                 oracle.remove(k)
                 m.remove(k)
@@ -63,4 +73,7 @@ def test_seeded_mixed_operations(name):
                      rng.random() < .5)
                 assert sorted(m.match(e)) == sorted(oracle.match(e)), (trial, step, e)
                 checked += 1
+            moves += was is not None and was != m.indexed
     assert checked > 1000
+    if name == "adaptive":
+        assert moves > 20  # entries went into the index and back out many times
