@@ -29,7 +29,7 @@ from typing import Any
 
 from ...runtime.model import EventType
 from ..trace import Subscription, Trace
-from .engine import EID, Arrival, Client, Engine, EngineError, free_port, group_members, stop_process, wait_port
+from .engine import EID, Arrival, Client, Engine, EngineError, free_port, group_members, wait_port
 
 ACTIVEMQ = "/usr/bin/activemq"
 _JMS_OPS = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=", "!=": "<>"}
@@ -187,15 +187,14 @@ class ActiveMQClient(Client):
 
 class ActiveMQEngine(Engine):
     name = "activemq"
+    stop_timeout = 15.0  # the JVM takes longer than a plain process
 
     def __init__(self, start_timeout: float = 90.0) -> None:
         super().__init__()
         self.start_timeout = start_timeout
-        self.proc: subprocess.Popen | None = None
         self.port = 0
         self.sub_port = 0
         self.sub_messages = 0
-        self.clients: list[ActiveMQClient] = []
 
     def start(self, trace: Trace, workdir: Path) -> None:
         base = workdir / "activemq"
@@ -226,18 +225,4 @@ class ActiveMQEngine(Engine):
     def counters(self) -> dict[str, int]:
         return {"spurious": 0, "sub_messages": self.sub_messages}
 
-    def stop(self) -> None:
-        try:
-            clients, self.clients = self.clients, []
-            for c in clients:
-                try:
-                    c.close()
-                except Exception:  # a broken connection has nothing to close
-                    pass
-        finally:
-            try:
-                proc, self.proc = self.proc, None
-                if proc is not None:
-                    stop_process(proc, timeout=15.0)
-            finally:
-                super().stop()
+

@@ -67,7 +67,12 @@ class Engine(ABC):
     #: every arrival is a delivery the engine's own client already checked (EventPy's strictness)
     filters_locally = False
 
+    #: seconds a server process gets to stop before it is killed
+    stop_timeout = 10.0
+
     def __init__(self) -> None:
+        self.clients: list[Client] = []
+        self.proc: subprocess.Popen | None = None  # the server, when the engine runs one process
         self._relay: subprocess.Popen | None = None
         self._relay_ports: list[int] = []
         self.pids: list[int] = []  # every process this engine started, kept after stop for checks
@@ -95,7 +100,25 @@ class Engine(ABC):
         """A barrier over every client (EventPy has one; the others are waited for by the driver)."""
 
     def stop(self) -> None:
-        self._stop_relay()
+        """Close the clients, then stop the server, then the relay; each step runs even when an
+        earlier one failed, so that no process is left behind."""
+        try:
+            clients, self.clients = self.clients, []
+            for c in clients:
+                try:
+                    c.close()
+                except Exception:  # a broken connection has nothing to close
+                    pass
+        finally:
+            try:
+                self._stop_server()
+            finally:
+                self._stop_relay()
+
+    def _stop_server(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            stop_process(proc, timeout=self.stop_timeout)
 
     def __enter__(self) -> "Engine":
         return self

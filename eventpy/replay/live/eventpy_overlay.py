@@ -56,7 +56,6 @@ class EventPyEngine(Engine):
         self.name = f"eventpy-{mode}"
         self.run_dir: Path | None = None
         self.ports: dict[str, int] = {}
-        self.clients: list[EventPyClient] = []
         self.types: dict[str, EventType] = {}
         self._live: dict[str, EventType] = {}
         self._edges: dict[str, str] = {}
@@ -106,18 +105,11 @@ class EventPyEngine(Engine):
         return {"spurious": sum(s["spurious"] for s in stats),
                 "sub_messages": sum(s[k] for s in stats for k in ("sub_sent", "unsub_sent", "upd_sent"))}
 
-    def stop(self) -> None:
+    def _stop_server(self) -> None:
         try:
-            clients, self.clients = self.clients, []
-            for c in clients:
-                with contextlib.suppress(Exception):
-                    c.close()
             # the nodes' connections and their I/O thread belong to this process's eventpy state
             eventpy.shutdown()
         finally:
-            try:
-                if self.run_dir is not None:
-                    with contextlib.redirect_stdout(io.StringIO()):
-                        launcher.overlay_down(self.run_dir)
-            finally:
-                super().stop()
+            if self.run_dir is not None:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    launcher.overlay_down(self.run_dir)

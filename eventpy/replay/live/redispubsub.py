@@ -20,7 +20,7 @@ from typing import Any
 
 from ...runtime.model import EventType
 from ..trace import Subscription, Trace
-from .engine import Arrival, Client, Engine, EngineError, free_port, stop_process, wait_port
+from .engine import Arrival, Client, Engine, EngineError, free_port, wait_port
 
 REDIS_SERVER = "redis-server"
 
@@ -110,10 +110,8 @@ class RedisEngine(Engine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.proc: subprocess.Popen | None = None
         self.port = 0
         self.sub_port = 0
-        self.clients: list[RedisClient] = []
 
     def start(self, trace: Trace, workdir: Path) -> None:
         base = workdir / "redis"
@@ -134,18 +132,4 @@ class RedisEngine(Engine):
         self.clients.append(c)
         return c
 
-    def stop(self) -> None:
-        try:
-            clients, self.clients = self.clients, []
-            for c in clients:
-                try:
-                    c.close()
-                except Exception:  # a broken connection has nothing to close
-                    pass
-        finally:
-            try:
-                proc, self.proc = self.proc, None
-                if proc is not None:
-                    stop_process(proc)
-            finally:
-                super().stop()
+
