@@ -13,11 +13,7 @@ import eventpy
 from eventpy.compiler import compile_source
 
 
-@pytest.fixture(autouse=True)
-def fresh_overlay():
-    eventpy.shutdown()
-    yield
-    eventpy.shutdown()
+pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
 
 
 def load(text: str, name: str = "prog") -> dict:

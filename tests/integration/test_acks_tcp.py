@@ -15,15 +15,22 @@ from .test_faults import overlay  # noqa: F401  (the 3-broker overlay fixture)
 Q = eventpy.EventType("acks.Quote", firm=str, price=float)
 
 
-def test_confirm_returns_when_every_broker_answers_and_the_update_is_in_force(overlay):  # noqa: F811
-    port, run_dir, env, cwd = overlay
+def attach(port: int, got: list[float]):
+    """A publisher on b0 and a subscriber on b2 whose SUB has been confirmed: it has reached the
+    publisher's broker."""
     sub_node = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
     pub_node = eventpy.connect(f"tcp://127.0.0.1:{port}")
     pub_node.advertise(Q)
     eventpy.drain(timeout=10)
-    got: list[float] = []
     sub = sub_node.subscribe(Q, "price < limit", params={"limit": 10.0}, on_event=lambda e: got.append(e.price))
-    sub.confirm(timeout=5.0)  # the SUB has reached the publisher's broker
+    sub.confirm(timeout=5.0)
+    return pub_node, sub
+
+
+def test_confirm_returns_when_every_broker_answers_and_the_update_is_in_force(overlay):  # noqa: F811
+    port, run_dir, env, cwd = overlay
+    got: list[float] = []
+    pub_node, sub = attach(port, got)
     sub.update(limit=100.0)
     sub.confirm(timeout=5.0)  # ... and so has the UPD: no drain needed before publishing
     pub_node.publish(Q, firm="X", price=50.0)
@@ -33,12 +40,7 @@ def test_confirm_returns_when_every_broker_answers_and_the_update_is_in_force(ov
 
 def test_confirm_names_a_broker_that_stopped_answering(overlay):  # noqa: F811
     port, run_dir, env, cwd = overlay
-    sub_node = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
-    pub_node = eventpy.connect(f"tcp://127.0.0.1:{port}")
-    pub_node.advertise(Q)
-    eventpy.drain(timeout=10)
-    sub = sub_node.subscribe(Q, "price < limit", params={"limit": 10.0})
-    sub.confirm(timeout=5.0)
+    pub_node, sub = attach(port, [])
     pid = int((run_dir / "b1.pid").read_text())
     os.kill(pid, signal.SIGSTOP)  # the middle broker hangs: alive, silent
     try:

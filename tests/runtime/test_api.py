@@ -13,11 +13,7 @@ import eventpy
 Quote = eventpy.EventType("stocks.Quote", firm=str, price=float)
 
 
-@pytest.fixture(autouse=True)
-def fresh_overlay():
-    eventpy.shutdown()
-    yield
-    eventpy.shutdown()
+pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
 
 
 def test_the_contract_example():

@@ -11,11 +11,7 @@ import eventpy
 Quote = eventpy.EventType("stocks.Quote", firm=str, price=float)
 
 
-@pytest.fixture(autouse=True)
-def fresh_overlay():
-    eventpy.shutdown()
-    yield
-    eventpy.shutdown()
+pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
 
 
 def rising_updates(sub, n=60):
