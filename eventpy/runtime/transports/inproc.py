@@ -251,7 +251,6 @@ class Simulation:
         self._ticks: dict[str, float] = {}  # broker -> when its next timer check is scheduled
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
-        self._attached: dict[str, list[SimClient]] = {b: [] for b in topology.brokers}
         self.messages: Counter = Counter()  # by kind, over every link
         self.sent: Counter = Counter()  # (sending broker, kind) -> messages
         self.busy: Counter = Counter()  # broker -> service time spent, seconds
@@ -270,7 +269,6 @@ class Simulation:
             raise ValueError(f"unknown broker {broker!r}")
         c = SimClient(self, name, broker, self.link_delay if delay is None else delay, self.mode)
         self.clients[name] = c
-        self._attached[broker].append(c)
         self._emit(broker, self.brokers[broker].connect(name, "client"))
         return c
 
