@@ -307,11 +307,9 @@ def confirm(target: Any, timeout: float = 5.0) -> None:
 
 def _nodes_of(obj: Any) -> list[Node]:
     """The nodes the subscriptions of an EventObject live on."""
-    state = getattr(obj, "__dict__", {}).get("__eventpy_state__")
-    found: dict[int, Node] = {}
-    for sub, _fields in getattr(state, "subs", ()):
-        found[id(sub._node)] = sub._node
-    return list(found.values())
+    from .lang import subscriptions_of  # lang imports this module
+
+    return list({id(sub._node): sub._node for sub in subscriptions_of(obj)}.values())
 
 
 def drain(timeout: float = 10.0) -> None:

@@ -132,6 +132,12 @@ def _state(obj: Any) -> _Instance:
     return st
 
 
+def subscriptions_of(obj: Any) -> list[Any]:
+    """The live Subscriptions of an object of an .epy class (none for any other object)."""
+    st = getattr(obj, "__dict__", {}).get("__eventpy_state__")
+    return [sub for sub, _fields in st.subs] if isinstance(st, _Instance) else []
+
+
 def _publish_field(obj: Any, field: str, value: Any) -> None:
     """Send the new guard-visible value of a field to every subscription that reads it."""
     st = _state(obj)
