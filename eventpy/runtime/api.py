@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 from ..guards import compile_guard
 from .client import SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
+from .lang import subscriptions_of
 from .model import Event, EventType
 
 ENV_BROKER = "EVENTPY_BROKER"
@@ -307,8 +308,6 @@ def confirm(target: Any, timeout: float = 5.0) -> None:
 
 def _nodes_of(obj: Any) -> list[Node]:
     """The nodes the subscriptions of an EventObject live on."""
-    from .lang import subscriptions_of  # lang imports this module
-
     return list({id(sub._node): sub._node for sub in subscriptions_of(obj)}.values())
 
 
