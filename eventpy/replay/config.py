@@ -71,10 +71,6 @@ class Point:
     def point_id(self) -> str:
         return f"{self.trace.trace_id}-{self.mode}-{self.matcher}" + ("-rum" if self.rum else "")
 
-    @property
-    def label(self) -> str:
-        """The line this point belongs to in plots and tables."""
-        return self.mode + ("+rum" if self.rum else "")
 
 
 @dataclass

@@ -65,11 +65,6 @@ class Trace:
     meta: dict[str, Any] = field(default_factory=dict)  # the generator's settings
     labels: dict[int, str] = field(default_factory=dict)  # sub_id -> e.g. its high-frequency pattern
 
-    @property
-    def key(self) -> str:
-        """Identity of the trace among a grid's traces (its generator settings)."""
-        return json.dumps({"workload": self.workload, "seed": self.seed, **self.meta}, sort_keys=True)
-
     def check(self) -> None:
         """Refuse a trace that names unknown clients, types, subscriptions or parameters."""
         for c, b in self.clients.items():

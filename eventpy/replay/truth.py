@@ -5,14 +5,14 @@ instantaneous subscriptions would deliver it.
 This evaluates the trace's structured constraints with numpy and shares no code with the guard
 compiler, the matchers or the brokers it is used to check. An update at time t is in force for an
 event published at t' >= t (the replay applies an update before a publication at the same time).
-`truth_rows` evaluates one block of events of one type against a group of subscriptions; the Spark
-job (eventpy.replay.grid) distributes the blocks.
+`holds` evaluates one subscription over a block of events of one type; the Spark job
+(eventpy.replay.grid.ground_truth_job) gives each task the block of one (trace, type).
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -78,10 +78,3 @@ def histories_of(trace: Trace) -> dict[int, list[tuple[float, dict[str, Any]]]]:
     for t, sid, params in trace.updates:
         out.setdefault(sid, []).append((t, params))
     return out
-
-
-def truth_rows(trace: Trace, etype: str, subs: Iterable[Subscription]) -> list[tuple[int, int]]:
-    block = EventBlock(trace.types[etype].attrs,
-                       [(t, eid, vals) for t, eid, _, e, vals in trace.events if e == etype])
-    histories = histories_of(trace)
-    return [(int(eid), s.sub_id) for s in subs for eid in holds(block, s, histories.get(s.sub_id, []))]
