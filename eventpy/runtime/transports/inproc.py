@@ -251,7 +251,6 @@ class Simulation:
         self._ticks: dict[str, float] = {}  # broker -> when its next timer check is scheduled
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
-        self.messages: Counter = Counter()  # by kind, over every link
         self.sent: Counter = Counter()  # (sending broker, kind) -> messages
         self.busy: Counter = Counter()  # broker -> service time spent, seconds
         self.sent_bytes: Counter | None = Counter() if count_bytes else None  # same keys, wire bytes
@@ -373,7 +372,6 @@ class Simulation:
         sizes: dict[int, int] = {}  # a message sent to several targets is one object
         for target, msg in sends:
             kind = type(msg).__name__
-            self.messages[kind] += 1
             self.sent[src, kind] += 1
             if self.sent_bytes is not None:
                 size = sizes.get(id(msg))
@@ -395,7 +393,17 @@ class Simulation:
         """SUB, UNSUB and UPD messages over every link: clients' and brokers'."""
         from_clients = sum(c.core.stats[k] for c in self.clients.values()
                            for k in ("sub_sent", "unsub_sent", "upd_sent"))
-        return from_clients + sum(self.messages[k] for k in ("Sub", "Unsub", "Upd"))
+        messages = self.messages
+        return from_clients + sum(messages[k] for k in ("Sub", "Unsub", "Upd"))
+
+    @property
+    def messages(self) -> Counter:
+        """Messages the brokers sent, by kind, over every link."""
+        out: Counter = Counter()
+        for (src, kind), n in self.sent.items():
+            if src in self.brokers:
+                out[kind] += n
+        return out
 
     def metrics(self) -> dict[str, Any]:
         delays = [d for c in self.clients.values() for d in c.delays]
