@@ -23,14 +23,20 @@ from ..model import Event, EventType, ValueSet, set_delta
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
 MODES = ("parametric", "resub")
-_RESUB_ALIASES = 64  # sids of a subscription a resub-mode broker may still use for a while
+# A resubscription (resub mode) gives the subscription a fresh sid, and events the edge broker
+# matched against an older one may still be on their way. Every sid of a subscription keeps its
+# first sid in the low bits, so such an event still finds the subscription and goes through its
+# local filter (delivered if the guard holds now, counted spurious if not), however many
+# resubscriptions happened in between; the client keeps no list of old sids.
+_GENERATION = 1 << 32
+_BASE_MASK = _GENERATION - 1
 
 
 class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
     __slots__ = ("sid", "etype", "plan", "env", "values", "seqs", "on_event", "closed",
-                 "aliases", "handle", "group", "sent", "wire", "monitor")
+                 "handle", "group", "sent", "wire", "monitor")
 
     def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
         self.sid = sid
@@ -46,7 +52,6 @@ class SubscriptionState:
         self.monitor: SubscriptionMonitor | None = None
         self.on_event = on_event
         self.closed = False
-        self.aliases: deque[int] = deque(maxlen=_RESUB_ALIASES)
         self.handle: Any = None  # the public Subscription object, set by the API layer
         self.group: Any = self  # subscriptions of one group are delivered one at a time
 
@@ -65,7 +70,7 @@ class ClientCore:
         self._pending: dict[int, Upd] = {}  # sid -> UPD still in the outbox
         self.advertised: dict[str, EventType] = {}
         self.subs: dict[int, SubscriptionState] = {}
-        self._by_sid: dict[int, SubscriptionState] = {}  # includes resub aliases
+        self._by_sid: dict[int, SubscriptionState] = {}  # first sid (sid & _BASE_MASK) -> state
         self._sids = itertools.count(1)
         self._seq = itertools.count(1)
         self._tokens = itertools.count(1)
@@ -99,7 +104,10 @@ class ClientCore:
         _no_nan(env)
         # Subscriptions follow advertisements; the edge broker must know the schema.
         self.advertise(etype)
-        state = SubscriptionState(next(self._sids), etype, plan, dict(env), on_event)
+        sid = next(self._sids)
+        if sid > _BASE_MASK:
+            raise RuntimeError("this client has made 2**32 subscriptions; no sid is left")
+        state = SubscriptionState(sid, etype, plan, dict(env), on_event)
         if group is not None:
             state.group = group
         if rum is not None:
@@ -180,13 +188,9 @@ class ClientCore:
     def _resubscribe(self, state: SubscriptionState) -> None:
         """The baseline (000 Fig. 1): a fresh subscription, then the old one cancelled."""
         old = state.sid
-        state.sid = next(self._sids)
-        state.aliases.append(old)
+        state.sid = old + _GENERATION  # same subscription (_by_sid), new sid for the broker
         self.subs.pop(old, None)
         self.subs[state.sid] = state
-        self._by_sid[state.sid] = state
-        if len(state.aliases) == _RESUB_ALIASES:
-            self._by_sid.pop(state.aliases[0], None)
         state.sent = list(state.wire)
         self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.wire)))
         self.outbox.append(Unsub(state.etype.name, old))
@@ -196,6 +200,7 @@ class ClientCore:
             return
         state.closed = True
         self.subs.pop(state.sid, None)
+        self._by_sid.pop(state.sid & _BASE_MASK, None)
         self._pending.pop(state.sid, None)  # the UNSUB supersedes it; it stays queued, harmless
         self.outbox.append(Unsub(state.etype.name, state.sid))
 
@@ -250,7 +255,7 @@ class ClientCore:
 
     def _as_deltas(self, msg: Upd) -> None:
         """A set variable travels as the values it lost and gained when that is smaller."""
-        state = self._by_sid.get(msg.sid)
+        state = self._by_sid.get(msg.sid & _BASE_MASK)
         if state is None:
             return
         for var, (value, seq) in list(msg.changes.items()):
@@ -273,7 +278,7 @@ class ClientCore:
             seen: set[int] = set()
             out = []
             for sid in msg.sids:
-                state = self._by_sid.get(sid)
+                state = self._by_sid.get(sid & _BASE_MASK)
                 if state is None or state.closed or id(state) in seen:
                     continue  # one delivery per subscription, whatever matched (disjuncts, aliases)
                 seen.add(id(state))

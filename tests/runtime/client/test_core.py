@@ -63,6 +63,23 @@ def test_resub_mode_sends_sub_then_unsub_and_accepts_both_ids():
     assert len(out) == 1 and core.deliver(*out[0])
 
 
+
+def test_resub_mode_an_event_under_any_older_sid_goes_through_the_local_filter():
+    # A saturated edge broker can still be matching against a sid many resubscriptions old; the
+    # event must neither vanish (missed if the guard holds now) nor escape the spurious count.
+    core = ClientCore("c", mode="resub")
+    state = subscribe(core)
+    first = state.sid
+    for i in range(500):
+        core.update(state, {"limit": 20.0 + i})
+    assert len(core.take()) == 1 + 1 + 2 * 500 and state.sid != first  # ADV, SUB, 500 x (SUB, UNSUB)
+    ((s, ev),) = core.receive(Pub("Quote", ("IBM", 15.0), "p", 1, 0.0, (first,)))
+    assert core.deliver(s, ev) is True  # 15 < 519 now: useful, delivered
+    ((s, ev),) = core.receive(Pub("Quote", ("IBM", 600.0), "p", 2, 0.0, (first,)))
+    assert core.deliver(s, ev) is False and core.stats["spurious"] == 1
+    core.unsubscribe(state)
+    assert core.receive(Pub("Quote", ("IBM", 15.0), "p", 3, 0.0, (first, state.sid))) == []
+
 def test_local_filter_counts_spurious_events():
     core = ClientCore("c")
     state = subscribe(core)
