@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ._executor import DeliveryPool, SerialQueue
 from .broker import Broker
-from .client import ClientCore, SubscriptionState
+from .client import ClientCore, SubscriptionState, passes
 from .messages import Ack, Flush, FlushAck, Pub
 
 log = logging.getLogger("eventpy.embedded")
@@ -127,12 +127,29 @@ class LocalNode:
         submit()
 
     def _deliver_all(self, items: list) -> None:
-        for state, ev in items:
-            try:
-                self._deliver(state, ev)
-            except Exception:  # one failing callback does not drop the rest of the batch
-                logging.getLogger("eventpy.delivery").exception(
-                    "an event callback raised; the event is dropped for this subscriber")
+        # The local filter runs without the node lock (`passes` reads the variables, which an
+        # update replaces as a whole), so the reading thread is not stalled once per event; the
+        # counts reach the core's stats once per batch, before the batch counts as done.
+        delivered = spurious = 0
+        try:
+            for state, ev in items:
+                ok = passes(state, ev)
+                if ok is None:
+                    continue
+                if not ok:
+                    spurious += 1
+                    continue
+                delivered += 1
+                if state.on_event is not None:
+                    try:
+                        state.on_event(ev)
+                    except Exception:  # one failing callback does not drop the rest of the batch
+                        logging.getLogger("eventpy.delivery").exception(
+                            "an event callback raised; the event is dropped for this subscriber")
+        finally:
+            with self.lock:
+                self.core.stats["delivered"] += delivered
+                self.core.stats["spurious"] += spurious
 
     def send_ack(self, token: tuple) -> None:
         with self.lock:

@@ -234,6 +234,19 @@ def encode(msg: Any, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
     return _LEN.pack(len(body)) + body
 
 
+_NO_SIDS = 0x90  # msgpack's empty array: how a PUB frame from a publisher or a broker ends
+
+
+def pub_frame_for(frame: bytes, sids: tuple) -> bytes | None:
+    """The frame of a received PUB (no sids) re-addressed to a client's subscriptions `sids`,
+    spliced from the received bytes instead of encoding the event again: the body is an array
+    whose last element is the sids. None if the frame does not end with an empty sids array."""
+    if frame[-1] != _NO_SIDS:
+        return None
+    tail = msgpack.packb(list(sids))
+    return _LEN.pack(len(frame) - 5 + len(tail)) + frame[4:-1] + tail
+
+
 def decode_body(body: bytes) -> Any:
     """One frame body -> one message (WireError if it is not one)."""
     try:
@@ -260,7 +273,21 @@ class FrameDecoder:
         self._buf = bytearray()
 
     def feed(self, data: bytes) -> list[Any]:
-        return [msg for msg, _ in self.feed_frames(data)]
+        self._buf += data
+        out = []
+        buf = self._buf
+        end = len(buf)
+        pos = 0
+        while end - pos >= 4:
+            (n,) = _LEN.unpack_from(buf, pos)
+            if n > self.max_frame:
+                raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
+            if end - pos < 4 + n:
+                break
+            pos += 4 + n
+            out.append(decode_body(buf[pos - n:pos]))  # one copy of the body, no frame bytes
+        del buf[:pos]
+        return out
 
     def feed_frames(self, data: bytes) -> list[tuple[Any, bytes]]:
         """Like feed, with each message's whole frame (a broker forwards it as it came)."""
@@ -276,7 +303,7 @@ class FrameDecoder:
                 break
             frame = bytes(buf[pos:pos + 4 + n])
             pos += 4 + n
-            out.append((decode_body(frame[4:]), frame))
+            out.append((decode_body(buf[pos - n:pos]), frame))
         del buf[:pos]
         return out
 

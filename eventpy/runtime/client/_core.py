@@ -80,6 +80,8 @@ class ClientCore:
     # -- API side ------------------------------------------------------------------------------------
     def advertise(self, etype: EventType) -> None:
         known = self.advertised.get(etype.name)
+        if known is etype:  # every publication comes here: the same type object, nothing to do
+            return
         if known is None:
             self.advertised[etype.name] = etype
             self.outbox.append(Adv(etype.name, etype.to_wire()))
@@ -125,9 +127,13 @@ class ClientCore:
             raise RuntimeError("the subscription is closed")
         _no_nan(params)
         state.env.update(params)
-        changed = state.plan.recompute(state.env, state.values, list(params))
+        # Copy on write: a delivery thread reads `values` without the node lock (`passes`), so
+        # it sees the variables before or after this update, never half of it.
+        values = list(state.values)
+        changed = state.plan.recompute(state.env, values, list(params))
         if not changed:
             return 0
+        state.values = values
         self._send_changes(state, changed)
         return len(changed)
 
@@ -275,6 +281,13 @@ class ClientCore:
             return []
         if kind is Pub:
             self.stats["received"] += 1
+            if len(msg.sids) == 1:  # the common case: one subscription of this client matched
+                state = self._by_sid.get(msg.sids[0] & _BASE_MASK)
+                if state is None or state.closed:
+                    return []
+                ev = Event(state.etype, msg.values)
+                object.__setattr__(ev, "_meta", (msg.origin, msg.seq, msg.time))
+                return [(state, ev)]
             seen: set[int] = set()
             out = []
             for sid in msg.sids:
@@ -291,16 +304,21 @@ class ClientCore:
     def deliver(self, state: SubscriptionState, event: Event) -> bool:
         """The local filter (Fig. 5 line 11), evaluated at the last moment before the callback:
         True if the callback must run now (strictness), False if the event is spurious."""
-        if state.closed:
-            return False
-        if state.holds(event.values):
-            self.stats["delivered"] += 1
-            return True
-        self.stats["spurious"] += 1
-        return False
+        ok = passes(state, event)
+        if ok is not None:
+            self.stats["delivered" if ok else "spurious"] += 1
+        return bool(ok)
 
     def flush_ack(self, token: tuple) -> None:
         self.outbox.append(FlushAck(token))
+
+
+def passes(state: SubscriptionState, event: Event) -> bool | None:
+    """The local filter without touching the core: True (deliver), False (spurious), None (the
+    subscription is closed). Safe without the node lock: `values` is replaced, never mutated."""
+    if state.closed:
+        return None
+    return state.plan.holds(event.values, state.values)
 
 
 def _no_nan(params: Mapping[str, Any]) -> None:

@@ -62,20 +62,28 @@ class EventType:
 
     def values_from(self, kwargs: Mapping[str, Any]) -> tuple:
         """Check names and types of published attributes; return them in schema order."""
-        if len(kwargs) != len(self.attrs) or any(a not in self.index for a in kwargs):
-            unknown = [a for a in kwargs if a not in self.index]
-            missing = [a for a in self.attrs if a not in kwargs]
-            parts = []
-            if unknown:
-                parts.append(f"unknown attribute(s) {', '.join(map(repr, unknown))}")
-            if missing:
-                parts.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
-            raise TypeError(f"{self.name}: " + "; ".join(parts) + f" (schema: {self.describe()})")
-        values = tuple(check_value(a, t, kwargs[a]) for a, t in self.schema.items())
-        for a, v in zip(self.attrs, values):
-            if v != v:
-                raise ValueError(f"{self.name}: attribute {a!r} is NaN, which no guard can match")
-        return values
+        # Every publication passes here: plain loops, the common case (right types) first.
+        if len(kwargs) == len(self.attrs):
+            out = []
+            try:
+                for a, t in zip(self.attrs, self.types):
+                    v = kwargs[a]
+                    if type(v) is not t:
+                        v = check_value(a, t, v)
+                    if v != v:
+                        raise ValueError(f"{self.name}: attribute {a!r} is NaN, which no guard can match")
+                    out.append(v)
+                return tuple(out)
+            except KeyError:
+                pass
+        unknown = [a for a in kwargs if a not in self.index]
+        missing = [a for a in self.attrs if a not in kwargs]
+        parts = []
+        if unknown:
+            parts.append(f"unknown attribute(s) {', '.join(map(repr, unknown))}")
+        if missing:
+            parts.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
+        raise TypeError(f"{self.name}: " + "; ".join(parts) + f" (schema: {self.describe()})")
 
     def describe(self) -> str:
         return ", ".join(f"{a}: {t.__name__}" for a, t in self.schema.items())

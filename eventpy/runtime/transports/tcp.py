@@ -28,8 +28,8 @@ from typing import Any, Callable
 from .._executor import DeliveryPool
 from ..broker import Broker
 from ..embedded import LocalNode
-from ..messages import Auth, Hello
-from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode
+from ..messages import Auth, Hello, Pub
+from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
 
 log = logging.getLogger("eventpy.tcp")
 PROTOCOL = 1
@@ -282,7 +282,12 @@ class BrokerServer:
             if out is not None:
                 data = encoded.get(id(msg))  # a message forwarded as it came, or sent to several
                 if data is None:
-                    data = encoded[id(msg)] = encode(msg, self.max_frame)
+                    if frame and type(msg) is Pub and msg.sids and type(received) is Pub \
+                            and msg.seq == received.seq and msg.origin == received.origin:
+                        data = pub_frame_for(frame, msg.sids)  # the event to a client: splice
+                    if data is None or len(data) - 4 > self.max_frame:
+                        data = encode(msg, self.max_frame)
+                    encoded[id(msg)] = data
                 out.send(data)
 
     def status(self) -> dict:

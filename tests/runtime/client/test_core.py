@@ -112,3 +112,18 @@ def test_set_parameters_travel_as_removed_and_added_values():
     core.update(state, {"watch": frozenset({"X"})})  # smaller as a whole: sent whole
     (upd,) = core.take()
     assert list(upd.changes.values())[0][0] == ValueSet(frozenset({"X"}))
+
+
+def test_an_update_replaces_the_variables_so_a_delivery_thread_never_sees_half_of_it():
+    # the local filter runs on delivery threads without the node lock (passes)
+    from eventpy.runtime.client import passes
+    core = ClientCore("c")
+    state = subscribe(core, "price > lo and price < hi", lo=1.0, hi=2.0)
+    before = state.values
+    snapshot = list(before)
+    core.update(state, {"lo": 5.0, "hi": 6.0})
+    assert before == snapshot and state.values is not before  # the old list was not mutated
+    ev = Q(firm="IBM", price=5.5)
+    assert passes(state, ev) is True and state.plan.holds(ev.values, before) is False
+    core.unsubscribe(state)
+    assert passes(state, ev) is None

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from eventpy.guards import compile_guard
 from eventpy.runtime.messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta
-from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode
+from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode, pub_frame_for
 
 Q = EventType("stocks.Quote", firm=str, price=float, vol=int)
 PLAN = compile_guard("firm in watch and price < limit * 2 and abs(price - vol) > 1 and on", Q,
@@ -141,3 +141,19 @@ def test_infinities_survive():
     msg = Upd("t", 1, {0: (Interval(-INF, False, INF, True), 1)})
     (back,) = FrameDecoder().feed(encode(msg))
     assert math.isinf(back.changes[0][0].lo) and back == msg
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.one_of(st.integers(-2**63, 2**63 - 1), st.floats(allow_nan=False), st.text(max_size=300),
+                                 st.booleans()), min_size=1, max_size=6),
+       sids=st.lists(st.integers(0, 2**63 - 1), min_size=1, max_size=40))
+def test_a_pub_re_addressed_to_a_client_by_splicing_equals_a_fresh_encoding(values, sids):
+    received = encode(Pub("t.T", tuple(values), "origin", 12, 3.5))
+    spliced = pub_frame_for(received, tuple(sids))
+    assert spliced == encode(Pub("t.T", tuple(values), "origin", 12, 3.5, tuple(sids)))
+    (msg,) = FrameDecoder().feed(spliced)
+    assert msg.sids == tuple(sids) and msg.values == tuple(values)
+
+
+def test_a_pub_that_already_carries_sids_is_not_spliced():
+    assert pub_frame_for(encode(Pub("t.T", (1,), "o", 1, 0.0, (5,))), (7,)) is None
