@@ -108,22 +108,30 @@ class LocalNode:
     def receive_many(self, msgs: list) -> None:
         """Several messages in arrival order: deliveries to one queue go as one task (fewer
         thread hand-offs under load); a FLUSH still waits for every delivery before it."""
-        batches: dict[int, tuple[SerialQueue, list]] = {}
+        batches: dict[int, tuple[SerialQueue, list]] = {}  # id(delivery group) -> its queue, items
 
         def submit() -> None:
             for q, items in batches.values():
                 q.submit(lambda items=items: self._deliver_all(items))
             batches.clear()
 
-        for msg in msgs:
-            if type(msg) is not Pub:
+        core = self.core
+        i, n = 0, len(msgs)
+        while i < n:
+            if type(msgs[i]) is not Pub:
                 submit()
-                self.receive(msg)
+                self.receive(msgs[i])
+                i += 1
                 continue
-            with self.lock:
-                for state, ev in self.core.receive(msg):
-                    q = self._queue(state)
-                    batches.setdefault(id(q), (q, []))[1].append((state, ev))
+            with self.lock:  # a few PUBs per acquisition; user threads get the lock in between
+                end = min(n, i + _BATCH)
+                while i < end and type(msgs[i]) is Pub:
+                    for state, ev in core.receive(msgs[i]):
+                        batch = batches.get(id(state.group))
+                        if batch is None:
+                            batch = batches[id(state.group)] = (self._queue(state), [])
+                        batch[1].append((state, ev))
+                    i += 1
         submit()
 
     def _deliver_all(self, items: list) -> None:

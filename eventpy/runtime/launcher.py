@@ -53,7 +53,7 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def run_broker(config: Path, name: str) -> int:
     """`eventpy broker --config FILE --id NAME`: one broker in the foreground."""
-    from .transports.tcp import BrokerServer
+    from .transports.tcp import BrokerServer, tune_gc_for_server
 
     cfg = read_config(config)
     if name not in cfg["brokers"]:
@@ -67,6 +67,7 @@ def run_broker(config: Path, name: str) -> int:
     server = BrokerServer(broker, me.get("host", "127.0.0.1"), int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    tune_gc_for_server()
     try:
         asyncio.run(server.run())
     except KeyboardInterrupt:

@@ -6,8 +6,9 @@
   to b2 in this process and a publisher process attached to b0; N events published back to back,
   timed from the publisher's start signal to the last delivery; latency = delivery time -
   publication time (same machine clock).
-* relay: 3 processes in a line that only decode each frame and re-send it (asyncio streams and the
-  same frame codec, no broker); the same N PUB frames written into the first, read from the last.
+* relay: 3 processes in a line that only decode each frame and re-send it (asyncio streams, the
+  same frame codec and the same garbage-collector settings as a broker process, no broker); the
+  same N PUB frames written into the first, read from the last.
 Keys: brokers, events, events_per_s, p50_ms, p99_ms, relay_events_per_s, ratio.
 Target (the TCP overlay issue): events_per_s >= 50% of relay_events_per_s.
 """
@@ -33,8 +34,10 @@ from eventpy.runtime.wire import FrameDecoder, encode  # noqa: E402
 
 RELAY = r'''
 import asyncio, sys
+from eventpy.runtime.transports.tcp import tune_gc_for_server
 from eventpy.runtime.wire import FrameDecoder, encode
 listen, downstream = int(sys.argv[1]), sys.argv[2]
+tune_gc_for_server()  # the same process settings as a broker's
 
 async def handle(reader, writer):
     _, out = await asyncio.open_connection("127.0.0.1", int(downstream))

@@ -81,6 +81,7 @@ class Broker:
         self.matcher_name = matcher
         self.summary_name = summary
         self.links: dict[Link, str] = {}  # link -> "broker" | "client"
+        self.broker_links: set[Link] = set()  # the links whose role is "broker" (the PUB path asks)
         self.types: dict[str, _TypeState] = {}
         self.flushes: dict[tuple, tuple[Link | None, set]] = {}
         self.clock = clock
@@ -92,6 +93,10 @@ class Broker:
     def connect(self, link: Link, role: str) -> Sends:
         """A peer is attached; a broker peer learns every advertisement we know of."""
         self.links[link] = role
+        if role == "broker":
+            self.broker_links.add(link)
+        else:
+            self.broker_links.discard(link)
         out: Sends = []
         if role == "broker":
             for ts in self.types.values():
@@ -101,6 +106,7 @@ class Broker:
     def disconnect(self, link: Link) -> Sends:
         """Forget everything learnt from `link` (its subscriptions, advertisements, flushes)."""
         self.links.pop(link, None)
+        self.broker_links.discard(link)
         out: Sends = []
         for ts in self.types.values():
             for key in [k for k in ts.subs if k[0] == link]:
@@ -358,32 +364,46 @@ class Broker:
         if len(msg.values) != len(ts.etype.attrs):
             raise MessageError(f"PUB of {msg.etype!r} with {len(msg.values)} values, "
                                f"schema has {len(ts.etype.attrs)}")
-        for v, ok in zip(msg.values, ts.accepts):  # a value of the wrong type would reach the indexes
+        values = msg.values
+        for v, ok in zip(values, ts.accepts):  # a value of the wrong type would reach the indexes
             if type(v) not in ok:
                 raise MessageError(f"PUB of {msg.etype!r}: a {type(v).__name__} value where the schema "
                                    f"has {ts.etype.describe()}")
-        from_broker = self.links.get(link) == "broker"
-        brokers: set = set()
-        clients: dict[Link, list[int]] = {}
+        keys = ts.matcher.match(values)
+        if not keys:
+            return
+        broker_links = self.broker_links
+        from_broker = link in broker_links
+        brokers: list = []
+        clients: dict[Link, list[int]] | None = None
         subs = ts.subs
-        for key in ts.matcher.match(msg.values):
+        for key in keys:
             target, sid, ci = key
             if target == link and from_broker:
                 continue
             state = subs[(target, sid)]
-            if state.residual[ci] and not state.residual_holds(ci, msg.values):
+            if state.residual[ci] and not state.residual_holds(ci, values):
                 continue
-            if self.links.get(target) == "broker":
-                brokers.add(target)
+            if target in broker_links:
+                if target not in brokers:
+                    brokers.append(target)
             else:
-                sids = clients.setdefault(target, [])
-                if sid not in sids:
+                if clients is None:
+                    clients = {}
+                sids = clients.get(target)
+                if sids is None:
+                    clients[target] = [sid]
+                elif sid not in sids:
                     sids.append(sid)
-        for target in brokers:
-            out.append((target, msg if not msg.sids else Pub(msg.etype, msg.values, msg.origin, msg.seq, msg.time)))
-        for target, sids in clients.items():
-            out.append((target, Pub(msg.etype, msg.values, msg.origin, msg.seq, msg.time, tuple(sids))))
-        self.stats["pub_forwarded"] += len(brokers) + len(clients)
+        if brokers:
+            fwd = msg if not msg.sids else Pub(msg.etype, values, msg.origin, msg.seq, msg.time)
+            for target in brokers:
+                out.append((target, fwd))
+        if clients:
+            for target, sids in clients.items():
+                out.append((target, Pub(msg.etype, values, msg.origin, msg.seq, msg.time, tuple(sids))))
+            self.stats["pub_forwarded"] += len(clients)
+        self.stats["pub_forwarded"] += len(brokers)
 
     # -- drain barrier --------------------------------------------------------------------------------
     def _on_flush(self, link: Link | None, msg: Flush, out: Sends) -> None:

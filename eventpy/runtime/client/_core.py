@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 from ...guards import GuardPlan
 from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
-from ..model import Event, EventType, ValueSet, set_delta
+from ..model import Event, EventType, ValueSet, received_event, set_delta
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
 MODES = ("parametric", "resub")
@@ -285,9 +285,7 @@ class ClientCore:
                 state = self._by_sid.get(msg.sids[0] & _BASE_MASK)
                 if state is None or state.closed:
                     return []
-                ev = Event(state.etype, msg.values)
-                object.__setattr__(ev, "_meta", (msg.origin, msg.seq, msg.time))
-                return [(state, ev)]
+                return [(state, received_event(state.etype, msg.values, (msg.origin, msg.seq, msg.time)))]
             seen: set[int] = set()
             out = []
             for sid in msg.sids:
@@ -295,9 +293,7 @@ class ClientCore:
                 if state is None or state.closed or id(state) in seen:
                     continue  # one delivery per subscription, whatever matched (disjuncts, aliases)
                 seen.add(id(state))
-                ev = Event(state.etype, msg.values)
-                object.__setattr__(ev, "_meta", (msg.origin, msg.seq, msg.time))
-                out.append((state, ev))
+                out.append((state, received_event(state.etype, msg.values, (msg.origin, msg.seq, msg.time))))
             return out
         return []
 

@@ -29,6 +29,7 @@ class AdaptiveMatcher(Matcher):
             raise ValueError("the scan-to-index threshold must exceed the way back")
         self.up, self.down, self.index = up, down, index
         self.inner: Matcher = NaiveMatcher(etype)
+        self.match = self.inner.match  # type: ignore[method-assign]  # no extra call per event
 
     @property
     def indexed(self) -> bool:
@@ -39,6 +40,7 @@ class AdaptiveMatcher(Matcher):
         for key in list(self.inner.keys()):
             new.add(key, dict(self.inner.filter_of(key)))
         self.inner = new
+        self.match = new.match  # type: ignore[method-assign]
 
     def add(self, key: Key, flt: Filter) -> None:
         self.inner.add(key, flt)

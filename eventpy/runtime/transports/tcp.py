@@ -12,6 +12,7 @@ A malformed frame closes that link with a logged reason; the broker keeps runnin
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import hmac
 import itertools
@@ -34,6 +35,16 @@ from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame
 log = logging.getLogger("eventpy.tcp")
 PROTOCOL = 1
 _READ = 65536
+
+
+def tune_gc_for_server() -> None:
+    """For a broker process (not for applications, whose heaps are theirs): every message
+    allocates a few short-lived containers, so the default generation-0 threshold (700) runs the
+    cyclic collector every few hundred messages, about 10% of a broker's CPU per forwarded PUB
+    (tools/bench/overlay.py). Freeze what startup built and collect less often; memory stays
+    bounded (the threshold counts objects, and messages form no cycles)."""
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 50)
 
 
 def secret_from_env() -> bytes | None:
@@ -276,19 +287,25 @@ class BrokerServer:
             self._route(self.broker.disconnect(link))
 
     def _route(self, sends: list, received: Any = None, frame: bytes = b"") -> None:
-        encoded: dict[int, bytes] = {id(received): frame} if frame else {}
+        encoded: dict[int, bytes] | None = None  # a message sent to several links is encoded once
         for link, msg in sends:
             out = self.links.get(link)
-            if out is not None:
-                data = encoded.get(id(msg))  # a message forwarded as it came, or sent to several
-                if data is None:
-                    if frame and type(msg) is Pub and msg.sids and type(received) is Pub \
-                            and msg.seq == received.seq and msg.origin == received.origin:
-                        data = pub_frame_for(frame, msg.sids)  # the event to a client: splice
-                    if data is None or len(data) - 4 > self.max_frame:
-                        data = encode(msg, self.max_frame)
-                    encoded[id(msg)] = data
-                out.send(data)
+            if out is None:
+                continue
+            if msg is received and frame:  # forwarded as it came
+                out.send(frame)
+                continue
+            data = encoded.get(id(msg)) if encoded is not None else None
+            if data is None:
+                if frame and type(msg) is Pub and msg.sids and type(received) is Pub \
+                        and msg.seq == received.seq and msg.origin == received.origin:
+                    data = pub_frame_for(frame, msg.sids)  # the event to a client: splice
+                if data is None or len(data) - 4 > self.max_frame:
+                    data = encode(msg, self.max_frame)
+                if encoded is None:
+                    encoded = {}
+                encoded[id(msg)] = data
+            out.send(data)
 
     def status(self) -> dict:
         d = self.broker.describe()
