@@ -243,7 +243,10 @@ def pub_frame_for(frame: bytes, sids: tuple) -> bytes | None:
     whose last element is the sids. None if the frame does not end with an empty sids array."""
     if frame[-1] != _NO_SIDS:
         return None
-    tail = msgpack.packb(list(sids))
+    if len(sids) == 1 and 0 <= sids[0] < 128:  # one subscription with a small sid: [fixint]
+        tail = bytes((0x91, sids[0]))
+    else:
+        tail = msgpack.packb(list(sids))
     return _LEN.pack(len(frame) - 5 + len(tail)) + frame[4:-1] + tail
 
 

@@ -295,13 +295,15 @@ class BrokerServer:
             if msg is received and frame:  # forwarded as it came
                 out.send(frame)
                 continue
+            if frame and type(msg) is Pub and msg.sids and type(received) is Pub \
+                    and msg.values is received.values and msg.seq == received.seq:
+                data = pub_frame_for(frame, msg.sids)  # the event to a client: splice
+                if data is not None and len(data) - 4 <= self.max_frame:
+                    out.send(data)
+                    continue
             data = encoded.get(id(msg)) if encoded is not None else None
             if data is None:
-                if frame and type(msg) is Pub and msg.sids and type(received) is Pub \
-                        and msg.seq == received.seq and msg.origin == received.origin:
-                    data = pub_frame_for(frame, msg.sids)  # the event to a client: splice
-                if data is None or len(data) - 4 > self.max_frame:
-                    data = encode(msg, self.max_frame)
+                data = encode(msg, self.max_frame)
                 if encoded is None:
                     encoded = {}
                 encoded[id(msg)] = data
