@@ -202,8 +202,7 @@ class Node:
         """Publish an event; returns at once (000 §4.2)."""
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
-        values = etype.values_from(attrs)
-        self._local.send(lambda core: core.publish(etype, values))
+        self._local.publish(etype, etype.values_from(attrs))
 
     def advertise(self, etype: EventType) -> None:
         self._local.send(lambda core: core.advertise(etype))

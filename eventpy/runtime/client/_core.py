@@ -94,7 +94,8 @@ class ClientCore:
             self.outbox.append(Unadv(name))
 
     def publish(self, etype: EventType, values: tuple) -> Pub:
-        self.advertise(etype)
+        if self.advertised.get(etype.name) is not etype:
+            self.advertise(etype)
         msg = Pub(etype.name, values, self.name, next(self._seq), self.clock())
         self.outbox.append(msg)
         self.stats["published"] += 1
@@ -247,7 +248,9 @@ class ClientCore:
         while self.outbox and (limit is None or len(out) < limit):
             msg = self.outbox.popleft()
             kind = type(msg)
-            if kind is Upd:
+            if kind is Pub:
+                pass
+            elif kind is Upd:
                 if self._pending.get(msg.sid) is msg:
                     del self._pending[msg.sid]
                 self._as_deltas(msg)
