@@ -86,8 +86,22 @@ class Broker:
         self.flushes: dict[tuple, tuple[Link | None, set]] = {}
         self.clock = clock
         self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
-        self.stats: Counter = Counter()
+        self._stats: Counter = Counter()
+        # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
+        # attribute's ~30 ns; four of them per PUB were a fifth of a broker's routing time);
+        # `stats` folds them in
+        self.n_received = self.n_sent = self.n_pub_received = self.n_pub_forwarded = 0
         self._sids = count(1)
+
+    @property
+    def stats(self) -> Counter:
+        """What this broker counted: received, sent, pub_received, pub_forwarded, refused, ..."""
+        s = self._stats
+        for key, n in (("received", self.n_received), ("sent", self.n_sent),
+                       ("pub_received", self.n_pub_received), ("pub_forwarded", self.n_pub_forwarded)):
+            if n:
+                s[key] = n
+        return s
 
     # -- links ---------------------------------------------------------------------------------------
     def connect(self, link: Link, role: str) -> Sends:
@@ -132,7 +146,7 @@ class Broker:
     # -- dispatch ------------------------------------------------------------------------------------
     def handle(self, link: Link, msg: Any) -> Sends:
         out: Sends = []
-        self.stats["received"] += 1
+        self.n_received += 1
         try:
             if link not in self.links:
                 raise MessageError(f"message from unknown link {link!r}")
@@ -172,7 +186,7 @@ class Broker:
             self.stats["internal_errors"] += 1
             log.exception("%s: internal error on %s from %r (refused; please report)", self.name,
                           type(msg).__name__, link)
-        self.stats["sent"] += len(out)
+        self.n_sent += len(out)
         return out
 
     def tick(self, now: float | None = None) -> Sends:
@@ -360,7 +374,7 @@ class Broker:
         if ts is None:
             self.stats["pub_unknown_type"] += 1
             return
-        self.stats["pub_received"] += 1
+        self.n_pub_received += 1
         if len(msg.values) != len(ts.etype.attrs):
             raise MessageError(f"PUB of {msg.etype!r} with {len(msg.values)} values, "
                                f"schema has {len(ts.etype.attrs)}")
@@ -402,8 +416,8 @@ class Broker:
         if clients:
             for target, sids in clients.items():
                 out.append((target, Pub(msg.etype, values, msg.origin, msg.seq, msg.time, tuple(sids))))
-            self.stats["pub_forwarded"] += len(clients)
-        self.stats["pub_forwarded"] += len(brokers)
+            self.n_pub_forwarded += len(clients)
+        self.n_pub_forwarded += len(brokers)
 
     # -- drain barrier --------------------------------------------------------------------------------
     def _on_flush(self, link: Link | None, msg: Flush, out: Sends) -> None:

@@ -74,8 +74,18 @@ class ClientCore:
         self._sids = itertools.count(1)
         self._seq = itertools.count(1)
         self._tokens = itertools.count(1)
-        self.stats: Counter = Counter()
+        self._stats: Counter = Counter()
+        self.n_published = self.n_received = 0  # per event: plain ints, folded into `stats`
         self.acked: dict[tuple, str] = {}  # AckReq token -> brokers that failed ("" if none)
+
+    @property
+    def stats(self) -> Counter:
+        s = self._stats
+        if self.n_published:
+            s["published"] = self.n_published
+        if self.n_received:
+            s["received"] = self.n_received
+        return s
 
     # -- API side ------------------------------------------------------------------------------------
     def advertise(self, etype: EventType) -> None:
@@ -98,7 +108,7 @@ class ClientCore:
             self.advertise(etype)
         msg = Pub(etype.name, values, self.name, next(self._seq), self.clock())
         self.outbox.append(msg)
-        self.stats["published"] += 1
+        self.n_published += 1
         return msg
 
     def subscribe(self, etype: EventType, plan: GuardPlan, env: Mapping[str, Any],
@@ -283,7 +293,7 @@ class ClientCore:
             self.acked[msg.ref] = msg.failed
             return []
         if kind is Pub:
-            self.stats["received"] += 1
+            self.n_received += 1
             if len(msg.sids) == 1:  # the common case: one subscription of this client matched
                 state = self._by_sid.get(msg.sids[0] & _BASE_MASK)
                 if state is None or state.closed:
