@@ -262,13 +262,14 @@ class BrokerServer:
         try:
             for msg in early:
                 self._route(self.broker.handle(link, msg))
+            handle, route = self.broker.handle, self._route
             while True:
                 data = await reader.read(_READ)
                 if not data:
                     decoder.close()
                     break
                 for msg, frame in decoder.feed_frames(data):
-                    self._route(self.broker.handle(link, msg), msg, frame)
+                    route(handle(link, msg), msg, frame)
         except WireError as e:
             log.warning("%s: closing %r: %s", self.broker.name, link, e)
         except (ConnectionError, OSError):
