@@ -52,9 +52,15 @@ def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
     c = parse({"replay": {"workload": "at", "monitors": [False, True], "modes": ["parametric"]}})
     base = {"update_rate": 10.0, "subscribers": 150, "matcher": "fastint", "rum_approximated": 0,
             "rum_suppressed": 0}
-    avg = [{**base, "mode": "parametric", "throughput": 2.0, "delay_ms": 300.0, "spurious": 100, "sub_messages": 1000},
+    avg = [{**base, "mode": "parametric", "throughput": 2.0, "delay_ms": 300.0, "spurious": 100, "sub_messages": 1000,
+            "utilization": 0.98, "useful": 1000},
            {**base, "mode": "parametric+rum", "throughput": 3.0, "delay_ms": 150.0, "spurious": 120,
-            "sub_messages": 400, "rum_approximated": 50, "rum_suppressed": 900}]
+            "sub_messages": 400, "rum_approximated": 50, "rum_suppressed": 900, "utilization": 0.6, "useful": 1500}]
     text = "\n".join(monitor_section(c, avg))
     assert "| parametric | fastint | 10 | 150 | +50% | 2× | +20% | -60% | 50 | 900 |" in text
     assert "+92%" in text and "+27%" in text
+    # the computed explanation: a saturated baseline relieved by the monitor; spurious per approximation
+    assert "98% busy (saturated" in text and "brought it to 60%" in text
+    assert "20 more spurious events with the monitor, 0.4 per approximation" in text and "(10.0% of the useful" in text
+    calm = [dict(r, utilization=0.3) for r in avg]
+    assert "Below saturation every event gets through" in "\n".join(monitor_section(c, calm))
