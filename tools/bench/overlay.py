@@ -12,8 +12,9 @@
   the last by a sink that decodes them and keeps each event's latency, as the subscriber does.
 Each side runs --repeats times (3), alternated; the medians are compared (one run of each on a
 shared 2-core machine varied by +-10%).
-Keys: brokers, events, events_per_s, p50_ms, p99_ms, relay_events_per_s, ratio (medians; latency of
-the median overlay run), relay_p50_ms, relay_p99_ms, repeats, overlay_runs, relay_runs.
+Keys: brokers, events, events_per_s, p50_ms, p99_ms, cpu_us_per_event (per process, from /proc and
+the processes' own clocks: where the overlay's CPU goes), relay_events_per_s, ratio (medians; latency
+and CPU of the median overlay run), relay_p50_ms, relay_p99_ms, repeats, overlay_runs, relay_runs.
 Target (the TCP overlay issue): events_per_s >= 50% of relay_events_per_s.
 """
 
@@ -69,9 +70,12 @@ node.advertise(Q)
 eventpy.drain(30)
 print("ready", flush=True)
 sys.stdin.readline()
+import time
+cpu = time.process_time()
 for i in range(int(sys.argv[2])):
     node.publish(Q, n=i, price=1.0)
 eventpy.drain(120)
+print(time.process_time() - cpu, flush=True)  # this process's CPU seconds for the run
 '''
 
 
@@ -90,6 +94,15 @@ def free_ports(k: int) -> int:
             for s in socks:
                 s.close()
     raise RuntimeError("no free ports")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc (nan where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
 
 
 def run_overlay(n: int, env: dict) -> dict:
@@ -116,17 +129,24 @@ def run_overlay(n: int, env: dict) -> dict:
             sub.subscribe(Q, "True", on_event=on_event)
             eventpy.drain(30)
             assert pub.stdout.readline().strip() == "ready"  # advertised, routes established
+            brokers = {f.stem: int(f.read_text()) for f in sorted(run_dir.glob("*.pid"))}
+            cpu0 = {name: _cpu_seconds(pid) for name, pid in brokers.items()}
+            own0 = time.process_time()
             t0 = time.time()
             pub.stdin.write("go\n")
             pub.stdin.flush()
-            pub.wait(timeout=120)
             deadline = time.time() + 120
             while len(lat) < n and time.time() < deadline:
                 time.sleep(0.01)
+            cpu = {name: _cpu_seconds(pid) - cpu0[name] for name, pid in brokers.items()}
+            cpu["subscriber"] = time.process_time() - own0
+            pub_cpu = pub.communicate(timeout=120)[0].strip()
+            cpu["publisher"] = float(pub_cpu) if pub_cpu else float("nan")
             elapsed = (done[0] or time.time()) - t0
             lat.sort()
             return {"events": n, "delivered": len(lat), "events_per_s": round(n / elapsed),
-                    "p50_ms": round(lat[len(lat) // 2] * 1e3, 2), "p99_ms": round(lat[int(len(lat) * .99)] * 1e3, 2)}
+                    "p50_ms": round(lat[len(lat) // 2] * 1e3, 2), "p99_ms": round(lat[int(len(lat) * .99)] * 1e3, 2),
+                    "cpu_us_per_event": {k: round(v / n * 1e6, 2) for k, v in cpu.items()}}
         finally:
             eventpy.shutdown()
             subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(run_dir)],
