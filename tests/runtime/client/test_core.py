@@ -3,6 +3,8 @@ resub baseline, and the local filter."""
 
 from __future__ import annotations
 
+import time
+
 from eventpy.guards import compile_guard
 from eventpy.runtime.client import ClientCore
 from eventpy.runtime.messages import Adv, Pub, Sub, Unsub, Upd
@@ -127,3 +129,43 @@ def test_an_update_replaces_the_variables_so_a_delivery_thread_never_sees_half_o
     assert passes(state, ev) is True and state.plan.holds(ev.values, before) is False
     core.unsubscribe(state)
     assert passes(state, ev) is None
+
+
+def test_a_delivery_thread_never_sees_half_an_update():
+    # Two variables (the firm set and the price interval) change in one update, between
+    # (A, [0, 1]) and (B, [10, 11]). Half of an update would be (B, [0, 1]) or (A, [10, 11]), which
+    # would let (B, 0.5) or (A, 10.5) through, events neither whole state admits. `passes` reads
+    # the variables without the node lock, so this must hold with the updater running alongside.
+    import sys
+    import threading
+
+    from eventpy.runtime.client import passes
+    core = ClientCore("c")
+    state = subscribe(core, "firm == f and price >= lo and price <= hi", f="A", lo=0.0, hi=1.0)
+    neither = [Q(firm="B", price=0.5), Q(firm="A", price=10.5)]
+    stop = threading.Event()
+    seen = []
+
+    def updater():
+        states = [{"f": "B", "lo": 10.0, "hi": 11.0}, {"f": "A", "lo": 0.0, "hi": 1.0}]
+        k = 0
+        while not stop.is_set():
+            core.update(state, states[k % 2])
+            core.take()
+            k += 1
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    try:
+        t = threading.Thread(target=updater)
+        t.start()
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline and not seen:
+            for ev in neither:
+                if passes(state, ev):
+                    seen.append(ev)
+        stop.set()
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not seen, f"half an update let {seen} through"
