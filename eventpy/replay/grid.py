@@ -27,11 +27,11 @@ METRIC_COLUMNS = (
     "subscribers long, seed long, published long, delivered long, spurious long, sub_messages long, "
     "bytes long, event_bytes_to_subscribers long, upd_sent long, sub_sent long, unsub_sent long, "
     "upd_coalesced long, latency_p50_ms double, latency_p99_ms double, delay_ms double, "
-    "delay_samples long, span_s double, memory_bytes long, utilization double, rum_approximated long, "
-    "rum_suppressed long, wall_s double"
+    "delay_samples long, span_s double, memory_bytes long, utilization double, sub_share double, "
+    "rum_approximated long, rum_suppressed long, wall_s double"
 )
 BROKER_COLUMNS = ("point string, broker string, sub_messages long, sub_bytes long, pub_messages long, "
-                  "utilization double, memory_bytes long")
+                  "utilization double, sub_share double, memory_bytes long")
 DELIVERY_COLUMNS = "point string, trace string, eid long, sub_id long, t double"
 TRUTH_COLUMNS = "trace string, eid long, sub_id long"
 
@@ -73,11 +73,11 @@ def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
                                                "event_bytes_to_subscribers", "upd_sent", "sub_sent",
                                                "unsub_sent", "upd_coalesced", "latency_p50_ms",
                                                "latency_p99_ms", "delay_ms", "delay_samples", "span_s",
-                                               "memory_bytes", "utilization", "rum_approximated",
+                                               "memory_bytes", "utilization", "sub_share", "rum_approximated",
                                                "rum_suppressed", "wall_s")))
     for b in result.brokers:
         yield "brokers", (point.point_id, b["broker"], b["sub_messages"], b["sub_bytes"], b["pub_messages"],
-                          float(b["utilization"]), b["memory_bytes"])
+                          float(b["utilization"]), float(b["sub_share"]), b["memory_bytes"])
     for eid, sid, t in result.deliveries:
         yield "deliveries", (point.point_id, spec.trace_id, eid, sid, t)
 
@@ -196,7 +196,7 @@ def busiest_brokers(spark: Any, out: Path, rows: list[dict[str, Any]], k: int = 
         out_rows.append({"mode": p["mode"] + ("+rum" if p.get("rum") else ""), "matcher": p["matcher"],
                          "seed": p["seed"], "update_rate": rate, "subscribers": top, "broker": b.broker,
                          "sub_messages": b.sub_messages, "sub_bytes": b.sub_bytes,
-                         "utilization": b.utilization, "memory_bytes": b.memory_bytes})
+                         "utilization": b.utilization, "sub_share": b.sub_share, "memory_bytes": b.memory_bytes})
     return out_rows
 
 

@@ -72,6 +72,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
     before = {k: v for k, v in sim.sent.items()}
     before_bytes = dict(sim.sent_bytes or {})
     busy_before = dict(sim.busy)
+    kind_before = dict(sim.busy_kind)
     for c in sim.clients.values():  # measure the replayed phase only
         c.delays.clear()
         c.latencies.clear()
@@ -98,9 +99,13 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
     for b in trace.topology.brokers:
         sent = sum(sim.sent[b, k] - before.get((b, k), 0) for k in SUBSCRIPTION_KINDS)
         sent_b = sum((sim.sent_bytes or {}).get((b, k), 0) - before_bytes.get((b, k), 0) for k in SUBSCRIPTION_KINDS)
+        busy = sim.busy[b] - busy_before.get(b, 0.0)
+        sub_busy = sum(sim.busy_kind[b, k] - kind_before.get((b, k), 0.0) for k in SUBSCRIPTION_KINDS)
         rows.append({"broker": b, "sub_messages": sent, "sub_bytes": sent_b,
                      "pub_messages": sim.sent[b, "Pub"],
-                     "utilization": (sim.busy[b] - busy_before.get(b, 0.0)) / max(sim.now - t0, 1e-9),
+                     "utilization": busy / max(sim.now - t0, 1e-9),
+                     # the share of its service time that went to SUB/UNSUB/UPD (the rest: events, flushes)
+                     "sub_share": sub_busy / busy if busy > 0 else 0.0,
                      "memory_bytes": deep_size(sim.brokers[b]) if memory else 0})
     out = {
         "published": metrics["published"],
@@ -122,6 +127,8 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         "span_s": last - t0,
         "memory_bytes": max((r["memory_bytes"] for r in rows), default=0),
         "utilization": max((r["utilization"] for r in rows), default=0.0),
+        # of the busiest broker: how much of its time subscription changes took
+        "sub_share": max(rows, key=lambda r: r["utilization"])["sub_share"] if rows else 0.0,
         "wall_s": time.perf_counter() - wall,
     }
     return RunResult(out, deliveries, rows)

@@ -78,3 +78,17 @@ def test_without_updates_both_modes_deliver_exactly_the_ground_truth(workload, s
     assert len(got) == len(set(got)), "duplicates"
     assert set(got) == truth  # 0 missed, 0 false positives
     assert result.metrics["spurious"] == 0
+
+
+def test_the_share_of_broker_time_spent_on_subscription_changes():
+    # With the fixed cost model the split is exact: none without updates; with updates a
+    # resubscription (SUB + UNSUB) takes more of the brokers' time than a UPD does.
+    share = {}
+    for rate in (0, 50):
+        trace = generate("at", 3, {"subscribers": 30, "duration": 0.5, "update_rate": rate})
+        for mode in ("parametric", "resub"):
+            result = run_trace(trace, mode, memory=False, service="model")
+            assert all(0.0 <= b["sub_share"] <= 1.0 for b in result.brokers)
+            share[rate, mode] = result.metrics["sub_share"]
+    assert share[0, "parametric"] == share[0, "resub"] == 0.0
+    assert 0.0 < share[50, "parametric"] < share[50, "resub"]

@@ -253,6 +253,7 @@ class Simulation:
         self.clients: dict[str, SimClient] = {}
         self.sent: Counter = Counter()  # (sending broker, kind) -> messages
         self.busy: Counter = Counter()  # broker -> service time spent, seconds
+        self.busy_kind: Counter = Counter()  # (broker, message kind) -> service time spent, seconds
         self.sent_bytes: Counter | None = Counter() if count_bytes else None  # same keys, wire bytes
         self.client_bytes: Counter = Counter()  # kind -> wire bytes from brokers to clients
         self._acked: set[tuple] = set()
@@ -337,6 +338,7 @@ class Simulation:
         ib.busy = True
         spent = self.service(msg, sends, cpu)
         self.busy[broker] += spent
+        self.busy_kind[broker, type(msg).__name__] += spent
         done = self.now + spent
 
         def finish() -> None:
