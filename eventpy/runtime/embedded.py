@@ -108,10 +108,8 @@ class LocalNode:
             if done is not None:
                 done.set()
             return
-        with self.lock:
-            candidates = self.core.receive(msg)
-            for state, ev in candidates:
-                self._queue(state).submit(lambda s=state, e=ev: self._deliver(s, e))
+        if kind is Pub:
+            self.receive_many([msg])  # one delivery path, whether events come one by one or in reads
 
     def receive_many(self, msgs: list) -> None:
         """Several messages in arrival order: deliveries to one queue go as one task (fewer
@@ -182,12 +180,6 @@ class LocalNode:
         with self.lock:
             if state.group is state:
                 self.queues.pop(id(state), None)
-
-    def _deliver(self, state: SubscriptionState, ev: Any) -> None:
-        with self.lock:
-            ok = self.core.deliver(state, ev)
-        if ok and state.on_event is not None:
-            state.on_event(ev)
 
     def _after_deliveries(self, then: Callable[[], None]) -> None:
         """Call `then` once every delivery queued before now has run (a marker per busy queue)."""

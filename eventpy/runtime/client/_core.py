@@ -90,8 +90,6 @@ class ClientCore:
     # -- API side ------------------------------------------------------------------------------------
     def advertise(self, etype: EventType) -> None:
         known = self.advertised.get(etype.name)
-        if known is etype:  # every publication comes here: the same type object, nothing to do
-            return
         if known is None:
             self.advertised[etype.name] = etype
             self.outbox.append(Adv(etype.name, etype.to_wire()))
@@ -104,7 +102,7 @@ class ClientCore:
             self.outbox.append(Unadv(name))
 
     def publish(self, etype: EventType, values: tuple) -> Pub:
-        if self.advertised.get(etype.name) is not etype:
+        if self.advertised.get(etype.name) is not etype:  # the same type object: nothing to check
             self.advertise(etype)
         msg = Pub(etype.name, values, self.name, next(self._seq), self.clock())
         self.outbox.append(msg)
