@@ -10,11 +10,13 @@ Per variable it keeps the change times and values over the window δ (Fig. 10 li
 While fewer than `freq_approx` changes per second arrive, every change goes out exactly (line 43).
 Above it, with at least `min_history` points (line 28), the monitor fits a cubic spline to each
 finite end over the window (Fig. 11 line 47, scipy's CubicSpline) and sends an over-approximation:
-- oscillating (the spline turns at least twice in the window, line 48): the upper end widens to the
-  highest value v1 and the lower end to the lowest v2 (lines 49-64; `==` becomes [v2, v1]);
+- oscillating (the spline turns at least twice in the window and the values themselves change
+  direction at least twice, line 48): the upper end widens to the highest value v1 and the lower
+  end to the lowest v2 (lines 49-64; `==` becomes [v2, v1]);
 - monotone (lines 65-87): the end the trend approaches moves to the value extrapolated δ ahead,
   the other end stays where it is (`<` rising moves up, `>` falling moves down, `==` becomes the
-  interval from the last value to the predicted one).
+  interval from the last value to the predicted one). The extrapolation is kept to the window's
+  straight-line trend (`_extrapolate`): the spline's last piece can run off a window ahead.
 The approximation is then widened to include the exact value, so it covers the exact subscription
 when it is sent. Later changes that stay inside it send nothing; a change that leaves it, or one
 arriving δ after it was made (line 33), makes a new one at once. So the broker's interval covers
@@ -134,17 +136,22 @@ def approximate(times: list[float], values: list[Interval], now: float, window: 
     for end, series in ends:
         if len(t) < 4 or not all(math.isfinite(x) for x in series):
             continue  # an infinite end (`<`, `>`) stays as it is
-        spline = CubicSpline(t, np.asarray(series, dtype=float))
+        y = np.asarray(series, dtype=float)
+        spline = CubicSpline(t, y)
         turns = spline.derivative().roots(extrapolate=False)
         turns = turns[(turns > t[0]) & (turns < t[-1])]
-        if len(turns) >= 2:  # oscillating between v2 <= v1 (line 48)
-            sampled = np.concatenate([np.asarray(series), spline(turns)])
+        # An interpolating spline through noisy but monotone values wiggles between them; only a
+        # spline whose turns the values confirm (they change direction twice) is oscillating.
+        steps = np.sign(np.diff(y))
+        steps = steps[steps != 0]
+        if len(turns) >= 2 and np.count_nonzero(steps[1:] != steps[:-1]) >= 2:  # oscillating (line 48)
+            sampled = np.concatenate([y, spline(turns)])
             target = float(sampled.min()) if end == 0 else float(sampled.max())
         else:  # monotone: extrapolate δ ahead (line 67)
-            predicted = float(spline(now + window))
-            if not math.isfinite(predicted):
+            target = _extrapolate(spline, t, y, now + window, window)
+            if target is None:
                 continue
-            target = min(predicted, series[-1]) if end == 0 else max(predicted, series[-1])
+            target = min(target, series[-1]) if end == 0 else max(target, series[-1])
         if end == 0 and target < lo:
             lo, lo_closed = (math.floor(target) if is_int else target), True
         elif end == 1 and target > hi:
@@ -152,4 +159,22 @@ def approximate(times: list[float], values: list[Interval], now: float, window: 
     return Interval(lo, lo_closed, hi, hi_closed).lub(exact)
 
 
-__all__ = ["UpdateMonitor", "SubscriptionMonitor", "approximate", "INF"]
+def _extrapolate(spline: CubicSpline, t: np.ndarray, y: np.ndarray, at: float, window: float) -> float | None:
+    """The spline's value at `at`, kept to the trend of the window: a cubic piece extrapolated a
+    whole window ahead can run off either way (through 50 noisy points it predicted -67,356 for a
+    series rising past 208). Against the trend, the straight-line trend is used instead; along it,
+    the prediction goes at most twice as far as the trend does."""
+    predicted = float(spline(at))
+    slope = (y[-1] - y[0]) / (t[-1] - t[0])
+    linear = float(y[-1] + slope * window)
+    if not math.isfinite(predicted) or not math.isfinite(linear):
+        return None
+    ahead, trend = predicted - y[-1], linear - y[-1]
+    if ahead * trend <= 0:  # against the trend, or no trend at all
+        return linear
+    if abs(ahead) > 2 * abs(trend):
+        return float(y[-1] + 2 * trend)
+    return predicted
+
+
+__all__ = ["UpdateMonitor", "SubscriptionMonitor", "approximate"]
