@@ -1,11 +1,11 @@
 """The benchmarks under tools/bench/ keep running (a benchmark that cannot run is a defect): their
-quick modes, checked for output, never for speed. tools/bench/overlay.py has its own test with
-real processes (tests/integration/test_bench_overlay.py); matching.py's quick mode takes over a
-minute and is left to its own runs."""
+quick modes, checked for output, never for speed. matching.py's quick mode takes over a minute and
+is left to its own runs."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -23,11 +23,24 @@ def run_bench(*args: str) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
-@pytest.mark.parametrize("args, check", [
-    (("tools/bench/updates.py", "--quick", "--json", "--matchers", "fastint"), "fastint: resub/parametric at n=10000"),
-    (("tools/bench/compile.py", "--json", "--repeats", "1"), "eventpyc within 2x of a bare libcst parse + codegen"),
+@pytest.mark.parametrize("args, measure, check", [
+    (("tools/bench/updates.py", "--quick", "--json", "--matchers", "fastint"), "us_per_update",
+     "fastint: resub/parametric at n=10000"),
+    (("tools/bench/compile.py", "--json", "--repeats", "1"), "eventpyc_ms",
+     "eventpyc within 2x of a bare libcst parse + codegen"),
 ])
-def test_a_benchmark_runs_and_states_its_target(args, check):
+def test_a_benchmark_runs_and_states_its_target(args, measure, check):
     rows = run_bench(*args)
     assert any(r.get("check") == check for r in rows), rows[-3:]
-    assert len(rows) > 2  # measurements, not only the verdict
+    assert [r[measure] for r in rows if measure in r] and all(r[measure] > 0 for r in rows if measure in r)
+
+
+def test_the_overlay_benchmark_runs_real_processes_and_reports_every_key():
+    row, check = run_bench("tools/bench/overlay.py", "--json", "--events", "2000", "--repeats", "1")
+    assert row["events"] == row["delivered"] == 2000
+    assert row["events_per_s"] > 0 and row["relay_events_per_s"] > 0 and row["relay_p50_ms"] >= 0
+    cpu = row["cpu_us_per_event"]
+    assert set(cpu) == {"b0", "b1", "b2", "publisher", "subscriber"}
+    assert all(math.isfinite(v) and v > 0 for v in cpu.values()), cpu  # every process did work
+    assert row["overlay_runs"] == [row["events_per_s"]] and row["relay_runs"] == [row["relay_events_per_s"]]
+    assert check["result"] in ("PASS", "FAIL")

@@ -10,6 +10,9 @@
   forwards one (asyncio streams, the same frame decoder and the same garbage-collector settings as
   a broker process, no broker); the same N PUB frames written into the first at once, read from
   the last by a sink that decodes them and keeps each event's latency, as the subscriber does.
+  The relay's frames are encoded before its clock starts (the publisher's encoding is timed), and
+  its latency is arrival minus the one send of all frames, the overlay's delivery minus each
+  event's publication: comparable in size, not in definition.
 Each side runs --repeats times (3), alternated; the medians are compared (one run of each on a
 shared 2-core machine varied by +-10%).
 Keys: brokers, events, events_per_s, p50_ms, p99_ms, cpu_us_per_event (per process, from /proc and
@@ -113,6 +116,7 @@ def run_overlay(n: int, env: dict) -> dict:
                              "--run-dir", str(run_dir)], env=env, capture_output=True, text=True, timeout=60)
         if up.returncode:
             raise SystemExit(up.stderr)
+        pub = None
         try:
             Q = eventpy.EventType("bench.Tick", n=int, price=float)
             sub = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
@@ -142,12 +146,17 @@ def run_overlay(n: int, env: dict) -> dict:
             cpu["subscriber"] = time.process_time() - own0
             pub_cpu = pub.communicate(timeout=120)[0].strip()
             cpu["publisher"] = float(pub_cpu) if pub_cpu else float("nan")
-            elapsed = (done[0] or time.time()) - t0
+            if len(lat) < n:  # no figure for a run that lost events
+                raise SystemExit(f"overlay: {len(lat)} of {n} events delivered within 120 s")
+            elapsed = done[0] - t0
             lat.sort()
             return {"events": n, "delivered": len(lat), "events_per_s": round(n / elapsed),
                     "p50_ms": round(lat[len(lat) // 2] * 1e3, 2), "p99_ms": round(lat[int(len(lat) * .99)] * 1e3, 2),
                     "cpu_us_per_event": {k: round(v / n * 1e6, 2) for k, v in cpu.items()}}
         finally:
+            if pub is not None and pub.poll() is None:
+                pub.kill()
+                pub.wait()
             eventpy.shutdown()
             subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(run_dir)],
                            env=env, capture_output=True, timeout=60)
@@ -187,8 +196,8 @@ def run_relay(n: int, env: dict) -> dict:
         for i in (2, 1, 0):
             p = subprocess.Popen([sys.executable, "-c", RELAY, str(port + i), str(port + i + 1)], env=env,
                                  stdout=subprocess.PIPE, text=True)
-            assert p.stdout.readline().strip() == "ready"
             procs.append(p)
+            assert p.stdout.readline().strip() == "ready"
         # every frame leaves at t0 (one sendall), so latency = arrival - t0: the sink computes
         # arrival - msg.time with time 0.0 in the frames and t0 comes off afterwards
         frames = b"".join(encode(Pub("bench.Tick", (i, 1.0), "p", i, 0.0)) for i in range(n))
@@ -196,6 +205,8 @@ def run_relay(n: int, env: dict) -> dict:
             t0 = time.time()
             sock.sendall(encode(Hello("bench", "client", 1)) + frames)
             reader.join(timeout=120)
+        if len(lat) < n or not finished[0]:
+            raise SystemExit(f"relay: {len(lat)} of {n} events reached the sink within 120 s")
         lat.sort()
         return {"events_per_s": round(n / (finished[0] - t0)), "p50_ms": round((lat[len(lat) // 2] - t0) * 1e3, 2),
                 "p99_ms": round((lat[int(len(lat) * .99)] - t0) * 1e3, 2)}
@@ -219,8 +230,8 @@ def main() -> int:
     for _ in range(max(1, args.repeats)):  # alternated, so a slow spell of the machine hits both
         overlays.append(run_overlay(args.events, env))
         relays.append(run_relay(args.events, env))
-    o = sorted(overlays, key=lambda r: r["events_per_s"])[len(overlays) // 2]
-    r = sorted(relays, key=lambda r: r["events_per_s"])[len(relays) // 2]
+    o = sorted(overlays, key=lambda x: x["events_per_s"])[len(overlays) // 2]
+    r = sorted(relays, key=lambda x: x["events_per_s"])[len(relays) // 2]
     relay = r["events_per_s"]
     row = {"brokers": 3, **o, "relay_events_per_s": relay, "ratio": round(o["events_per_s"] / relay, 2),
            "relay_p50_ms": r["p50_ms"], "relay_p99_ms": r["p99_ms"], "repeats": len(overlays),
