@@ -39,6 +39,7 @@ def test_a_monitored_subscription_over_tcp():
         while sub._state.wire != sub._state.values and time.monotonic() < deadline:
             time.sleep(0.05)
         assert sub._state.wire == sub._state.values  # reinstated after a calm window
+        assert sub_node.stats()["rum_settled"] >= 1  # by the monitor's settle, not by never widening
     finally:
         eventpy.shutdown()
         stop()

