@@ -40,7 +40,7 @@ def deep_size(root: Any) -> int:
                 for slot in getattr(cls, "__slots__", ()):
                     if isinstance(slot, str) and hasattr(obj, slot):
                         stack.append(getattr(obj, slot))
-            if hasattr(obj, "__iter__") and type(obj).__module__.startswith(("collections", "sortedcontainers")):
+            if hasattr(obj, "__iter__") and type(obj).__module__.startswith("collections"):
                 try:
                     stack.extend(list(obj))
                 except TypeError:

@@ -179,11 +179,11 @@ class Broker:
             else:
                 raise MessageError(f"unknown message kind {kind.__name__}")
         except MessageError as e:
-            self.stats["refused"] += 1
+            self._stats["refused"] += 1
             log.warning("%s: refused %s from %r: %s", self.name, type(msg).__name__, link, e)
         except Exception:  # a bug of ours, not the peer's: keep serving every link, say where
-            self.stats["refused"] += 1
-            self.stats["internal_errors"] += 1
+            self._stats["refused"] += 1
+            self._stats["internal_errors"] += 1
             log.exception("%s: internal error on %s from %r (refused; please report)", self.name,
                           type(msg).__name__, link)
         self.n_sent += len(out)
@@ -240,7 +240,7 @@ class Broker:
             sent = ts.sent.pop(link, None)
             if sent is not None:
                 out.append((link, Unsub(ts.etype.name, sent.sid)))
-                self.stats["unsub_sent"] += 1
+                self._stats["unsub_sent"] += 1
             self._retract_adv(ts, out)
 
     def _retract_adv(self, ts: _TypeState, out: Sends) -> None:
@@ -292,7 +292,7 @@ class Broker:
         for var, (value, seq) in msg.changes.items():
             role = state.apply(var, value, seq)
             if role is None:
-                self.stats["stale_upd"] += 1
+                self._stats["stale_upd"] += 1
                 continue
             what, ci, attr = role
             if what == "constraint":
@@ -354,25 +354,25 @@ class Broker:
                         var += 1
                 sent.filters = new
                 out.append((link, Upd(name, sent.sid, changes)))
-                self.stats["upd_sent"] += 1
+                self._stats["upd_sent"] += 1
                 continue
             if new:
                 spec, values = _spec_of(new)
                 sid = next(self._sids)
                 out.append((link, Sub(name, sid, spec, values)))
-                self.stats["sub_sent"] += 1
+                self._stats["sub_sent"] += 1
                 ts.sent[link] = _Sent(sid, new, structure, [0] * len(values))
             else:
                 ts.sent.pop(link, None)
             if sent is not None:
                 out.append((link, Unsub(name, sent.sid)))
-                self.stats["unsub_sent"] += 1
+                self._stats["unsub_sent"] += 1
 
     # -- events (Fig. 6 lines 29-32; 001 Algorithm 3) ----------------------------------------------
     def _on_pub(self, link: Link, msg: Pub, out: Sends) -> None:
         ts = self.types.get(msg.etype)
         if ts is None:
-            self.stats["pub_unknown_type"] += 1
+            self._stats["pub_unknown_type"] += 1
             return
         self.n_pub_received += 1
         if len(msg.values) != len(ts.etype.attrs):

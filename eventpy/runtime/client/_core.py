@@ -55,9 +55,6 @@ class SubscriptionState:
         self.handle: Any = None  # the public Subscription object, set by the API layer
         self.group: Any = self  # subscriptions of one group are delivered one at a time
 
-    def holds(self, values: tuple) -> bool:
-        return self.plan.holds(values, self.values)
-
 
 class ClientCore:
     def __init__(self, name: str, *, mode: str = "parametric", clock: Callable[[], float] = time.time) -> None:
@@ -153,10 +150,10 @@ class ClientCore:
             for var, value in changed:
                 out = state.monitor.on_change(var, value, now)
                 if out is None:
-                    self.stats["rum_suppressed"] += 1
+                    self._stats["rum_suppressed"] += 1
                 elif out != state.wire[var]:
                     if out is not value:
-                        self.stats["rum_approximated"] += 1
+                        self._stats["rum_approximated"] += 1
                     kept.append((var, out))
             changed = kept
             if not changed:
@@ -177,7 +174,7 @@ class ClientCore:
         for var, value in changed:
             state.seqs[var] += 1
             if var in pending.changes:
-                self.stats["upd_coalesced"] += 1
+                self._stats["upd_coalesced"] += 1
             pending.changes[var] = (value, state.seqs[var])
 
     def settle(self, state: SubscriptionState) -> bool:
@@ -197,7 +194,7 @@ class ClientCore:
         if not changed:
             return False
         self._push(state, changed)
-        self.stats["rum_settled"] += 1
+        self._stats["rum_settled"] += 1
         return True
 
     def _resubscribe(self, state: SubscriptionState) -> None:
@@ -235,7 +232,7 @@ class ClientCore:
             state.sent = list(state.values)
             self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
         self.outbox.extend(kept)
-        self.stats["resyncs"] += 1
+        self._stats["resyncs"] += 1
 
     def request_ack(self, budget: float) -> tuple:
         """Ask for a cascading acknowledgement (000 §9.3) of every subscription change sent so
@@ -262,11 +259,11 @@ class ClientCore:
                 if self._pending.get(msg.sid) is msg:
                     del self._pending[msg.sid]
                 self._as_deltas(msg)
-                self.stats["upd_sent"] += 1
+                self._stats["upd_sent"] += 1
             elif kind is Sub:
-                self.stats["sub_sent"] += 1
+                self._stats["sub_sent"] += 1
             elif kind is Unsub:
-                self.stats["unsub_sent"] += 1
+                self._stats["unsub_sent"] += 1
             out.append(msg)
         return out
 
@@ -313,7 +310,7 @@ class ClientCore:
         True if the callback must run now (strictness), False if the event is spurious."""
         ok = passes(state, event)
         if ok is not None:
-            self.stats["delivered" if ok else "spurious"] += 1
+            self._stats["delivered" if ok else "spurious"] += 1
         return bool(ok)
 
     def flush_ack(self, token: tuple) -> None:

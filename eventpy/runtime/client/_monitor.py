@@ -92,8 +92,6 @@ class SubscriptionMonitor:
     def __init__(self, config: UpdateMonitor, numeric_vars: dict[int, bool]) -> None:
         self.config = config
         self.tracks = {var: _Track(is_int) for var, is_int in numeric_vars.items()}
-        self.approximations = 0  # how many over-approximations were sent
-        self.suppressed = 0  # changes that needed no message
 
     def on_change(self, var: int, exact: Any, now: float) -> Any:
         track = self.tracks.get(var)
@@ -110,11 +108,9 @@ class SubscriptionMonitor:
             track.approx = None  # back to exact updates (Fig. 10 lines 37-44)
             return exact
         if track.approx is not None and now - track.since < cfg.window and track.approx.covers(exact):
-            self.suppressed += 1
             return None
         track.approx = approximate(list(track.times), list(track.values), now, cfg.window, track.is_int)
         track.since = now
-        self.approximations += 1
         return track.approx
 
     def reset(self) -> None:

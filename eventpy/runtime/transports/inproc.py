@@ -209,7 +209,7 @@ class SimSubscription:
         return dict(self.state.env)
 
     def update(self, **params: Any) -> None:
-        old = list(self.state.values)
+        old = self.state.values  # an update replaces the list, so this stays the old values
         changed = self.client._do(lambda core: core.update(self.state, params))
         if changed:
             self.client._updated(self.state, old)
