@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any, Callable, Mapping
 
 from ..guards import compile_guard
-from .client import SubscriptionState, UpdateMonitor
+from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from .lang import subscriptions_of
 from .model import Event, EventType
@@ -179,23 +179,27 @@ class Node:
         approximation."""
         with self._local.lock:
             self._monitored[id(state)] = state
-            if self._settler is not None:
+            if self._settler is not None or self._local.closed:
                 return
-            delay = state.monitor.config.window
-            self._settler = threading.Timer(delay, self._settle)
-            self._settler.daemon = True
-            self._settler.start()
+            timer = self._settler = threading.Timer(state.monitor.config.window, self._settle)
+            timer.daemon = True
+        timer.start()  # outside the lock (docs/concurrency.md)
 
     def _settle(self) -> None:
         with self._local.lock:
             self._settler = None
             states = list(self._monitored.values())
             self._monitored.clear()
-        if self._local.closed:
-            return
+        def settle(core: ClientCore, state: Any) -> bool:  # under the node lock (LocalNode.send)
+            core.settle(state)
+            return core.approximating(state)
+
         for state in states:
-            self._local.send(lambda core, st=state: core.settle(st))
-            if not state.closed and any(t.approx is not None for t in state.monitor.tracks.values()):
+            try:
+                still = self._local.send(lambda core, st=state: settle(core, st))
+            except RuntimeError:  # the node closed meanwhile
+                return
+            if still:
                 self._settle_later(state)
 
     def publish(self, etype: EventType, /, **attrs: Any) -> None:
@@ -223,6 +227,9 @@ class Node:
                 self._local.core.unsubscribe(state)
         with self._local.lock:
             self._local.closed = True
+            if self._settler is not None:
+                self._settler.cancel()
+                self._settler = None
         self._local.overlay.wake(self._local)
         self._local.overlay.detach(self._local)
 

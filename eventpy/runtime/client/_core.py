@@ -197,6 +197,11 @@ class ClientCore:
         self._stats["rum_settled"] += 1
         return True
 
+    def approximating(self, state: SubscriptionState) -> bool:
+        """Does the broker still hold an update monitor's approximation for `state` (so that a
+        later `settle` has something to reinstate)?"""
+        return not state.closed and state.monitor is not None and state.monitor.approximating()
+
     def _resubscribe(self, state: SubscriptionState) -> None:
         """The baseline (000 Fig. 1): a fresh subscription, then the old one cancelled."""
         old = state.sid

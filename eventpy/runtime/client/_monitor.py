@@ -113,6 +113,9 @@ class SubscriptionMonitor:
         track.since = now
         return track.approx
 
+    def approximating(self) -> bool:
+        return any(track.approx is not None for track in self.tracks.values())
+
     def reset(self) -> None:
         for track in self.tracks.values():
             track.approx = None

@@ -225,7 +225,7 @@ class SimSubscription:
         """Back to exact values once the updates calm down (000 Fig. 10 lines 37-44)."""
         self._settle_at = None
         self.client._do(lambda core: core.settle(self.state))
-        if not self.state.closed and any(t.approx is not None for t in self.state.monitor.tracks.values()):
+        if self.client.core.approximating(self.state):
             self._settle_later()
 
     def close(self) -> None:
