@@ -167,6 +167,9 @@ class Node:
         # the silent broker's name) arrives before we give up
         token, done = self._local.request_ack(budget=timeout * 0.9)
         if not done.wait(timeout):
+            with self._local.lock:  # a late answer is not kept
+                self._local.acks.pop(token, None)
+                self._local.core.acked.pop(token, None)
             raise UpdateNotConfirmed(self._local.overlay.edge_name(), timeout)
         with self._local.lock:
             failed = self._local.core.acked.pop(token, "")

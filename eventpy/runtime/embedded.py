@@ -105,6 +105,8 @@ class LocalNode:
             with self.lock:
                 self.core.receive(msg)
                 done = self.acks.pop(msg.ref, None)
+                if done is None:  # nobody waits any more (a confirm timed out): keep nothing
+                    self.core.acked.pop(msg.ref, None)
             if done is not None:
                 done.set()
             return

@@ -161,7 +161,7 @@ def _upd(a: list) -> Upd:
     return Upd(etype, sid, out)
 
 
-_SCALAR_TYPES = frozenset((int, float, str, bool))
+_SCALAR_TYPES = frozenset(_SCALARS)  # the same types, for an exact `type(v) in` test on the PUB path
 
 
 def _pub(a: list) -> Pub:

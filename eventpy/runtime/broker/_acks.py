@@ -40,8 +40,8 @@ class AckTracker:
         self._tokens = count(1)
 
     def note_forwarded(self, link: Link, out: Sends) -> None:
-        links = self.broker.links
-        targets = [t for t, m in out if type(m) in _CHANGES and links.get(t) == "broker"]
+        brokers = self.broker.broker_links
+        targets = [t for t, m in out if type(m) in _CHANGES and t in brokers]
         if targets:
             self.forwarded.setdefault(link, set()).update(targets)
 

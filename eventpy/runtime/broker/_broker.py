@@ -219,10 +219,10 @@ class Broker:
                                f"known as ({ts.etype.describe()})")
         new = link not in ts.pubs
         ts.pubs.add(link)
-        if self.links.get(link) == "broker":
+        if link in self.broker_links:
             ts.upstream.add(link)
         self._forward_adv(ts, out)
-        if new and self.links.get(link) == "broker":
+        if new and link in self.broker_links:
             self._propagate(ts, out)  # subscriptions follow the reverse path of advertisements
 
     def _forward_adv(self, ts: _TypeState, out: Sends) -> None:
@@ -279,9 +279,7 @@ class Broker:
             ts.summary.set_entry(state.link, key, None)
 
     def _on_upd(self, link: Link, msg: Upd, out: Sends) -> None:
-        ts = self.types.get(msg.etype)
-        if ts is None:
-            raise MessageError(f"event type {msg.etype!r} was never advertised here")
+        ts = self._type(msg.etype)
         sid = msg.sid
         state = ts.subs.get((link, sid))  # lookup[τ][x] of Fig. 6 line 35: O(1)
         if state is None:

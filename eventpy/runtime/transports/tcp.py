@@ -351,13 +351,14 @@ class TcpOverlay:
         self._thread.start()
         self._events: dict[str, asyncio.Event] = {}
         self._writers: dict[str, asyncio.StreamWriter] = {}
+        self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
 
     def config(self) -> dict:
         return {"url": f"tcp://{self.host}:{self.port}", "mode": self.mode}
 
     def edge_name(self) -> str:
         """The broker this process is attached to (as it introduced itself)."""
-        return getattr(self, "edge", f"{self.host}:{self.port}")
+        return self.edge
 
     def attach(self, name: str | None = None) -> LocalNode:
         name = name or f"{os.uname().nodename}-{os.getpid()}-{next(self._names)}"
