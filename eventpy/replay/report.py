@@ -88,7 +88,8 @@ def table_i(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _fmt(v: Any) -> str:
+def fmt(v: Any) -> str:
+    """A table cell: 3 significant digits below 1000, thousands separators above; — for none."""
     if v is None:
         return "—"
     if isinstance(v, float):
@@ -97,12 +98,14 @@ def _fmt(v: Any) -> str:
         if math.isinf(v):
             return "∞"
         return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
     return str(v)
 
 
 def _table(rows: list[dict], columns: tuple[str, ...]) -> list[str]:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |" for r in rows]
+    lines += ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
     return lines
 
 
@@ -186,8 +189,8 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
               "| matcher | ratio | this run | at updates/s | paper |", "|---|---|---|---|---|"]
     for r in ratios:
         what = f"{r['ratio']} of {r['upper']} / {r['lower']}"
-        lines.append(f"| {r['matcher']} | {what} | {_fmt(r['ours'])}× | {_fmt(r['at_rate'])} | "
-                     f"{_fmt(r['paper'])}{'×' if r['paper'] else ''} |")
+        lines.append(f"| {r['matcher']} | {what} | {fmt(r['ours'])}× | {fmt(r['at_rate'])} | "
+                     f"{fmt(r['paper'])}{'×' if r['paper'] else ''} |")
     lines += ["", "### Where this run differs from the paper, and why", ""]
     lines += explain(config, avg, ratios)
     if len(config.monitors) > 1:
@@ -228,9 +231,9 @@ def monitor_section(config: Config, avg: list[dict]) -> list[str]:
         if off is None:
             continue
         lines.append(f"| {label[:-4]} | {matcher} | {rate:g} | {n} | {_change(on['throughput'], off['throughput'])} | "
-                     f"{_fmt(off['delay_ms'] / on['delay_ms'] if on['delay_ms'] else float('nan'))}× | "
+                     f"{fmt(off['delay_ms'] / on['delay_ms'] if on['delay_ms'] else float('nan'))}× | "
                      f"{_change(on['spurious'], off['spurious'])} | {_change(on['sub_messages'], off['sub_messages'])} | "
-                     f"{_fmt(on['rum_approximated'])} | {_fmt(on['rum_suppressed'])} |")
+                     f"{fmt(on['rum_approximated'])} | {fmt(on['rum_suppressed'])} |")
     return lines + ["", "### Where it differs from the paper, and why", ""] + explain_monitor(config, index)
 
 
@@ -255,14 +258,14 @@ def explain_monitor(config: Config, index: dict) -> list[str]:
                        f"thrashing, 000 §8.12); the monitor's {_change(on['sub_messages'], off['sub_messages'])} "
                        f"subscription messages brought it to {busy_on:.0%}, hence throughput "
                        f"{_change(on['throughput'], off['throughput'])} and an update delay of "
-                       f"{_fmt(on['delay_ms'])} ms against {_fmt(off['delay_ms'])} ms.")
+                       f"{fmt(on['delay_ms'])} ms against {fmt(off['delay_ms'])} ms.")
         extra = on["spurious"] - off["spurious"]
         if on["rum_approximated"] and extra > 0:
             per_useful = off["spurious"] / off["useful"] if off.get("useful") else float("nan")
-            out.append(f"{head} {_fmt(extra)} more spurious events with the monitor, {extra / on['rum_approximated']:.2g} "
+            out.append(f"{head} {fmt(extra)} more spurious events with the monitor, {extra / on['rum_approximated']:.2g} "
                        f"per approximation sent: an approximation is wider than the exact subscription until the "
                        "parameter catches up (a trend extrapolated one window ahead, or the whole swing of an "
-                       f"oscillation). Without the monitor there were {_fmt(off['spurious'])} spurious events "
+                       f"oscillation). Without the monitor there were {fmt(off['spurious'])} spurious events "
                        f"({per_useful:.1%} of the useful ones): the paper's +{PAPER_MONITOR['spurious']:.0%} is "
                        "relative to a baseline whose edge brokers applied updates late and delivered many "
                        "spurious events of their own.")
@@ -288,7 +291,7 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
         out.append(f"- {r['matcher']} {r['ratio']}: {r['ours']:.3g}× here, {side} the paper's {r['paper']}×.")
     if not out:
         out.append(f"- The paper reports no Table I figures for `{config.workload}`.")
-    out.append(f"- Busiest broker utilization in the update-rate sweep: {_fmt(busiest)} (1 = always busy). "
+    out.append(f"- Busiest broker utilization in the update-rate sweep: {fmt(busiest)} (1 = always busy). "
                + ("Below saturation every event still gets through, so throughput ratios stay near 1; the "
                   "paper explains its throughput gaps by brokers that spend their time on updates and "
                   "fall behind on events (000 §8.3, §8.12), which a broker this lightly loaded does not."
@@ -319,9 +322,9 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
         p, q = at_top.get(("parametric", matcher)), at_top.get(("resub", matcher))
         if p and q and q["spurious"] < p["spurious"] and q["useful"] < p["useful"]:
             out.append(f"- {matcher} at {rate:g} updates/s: resub has fewer spurious events "
-                       f"({_fmt(q['spurious'])} vs {_fmt(p['spurious'])}) because fewer events reach its "
-                       f"subscribers at all: {_fmt(q['useful'])} useful and {_fmt(q['missed'])} missed, against "
-                       f"{_fmt(p['useful'])} and {_fmt(p['missed'])} in parametric. A spurious event is one "
+                       f"({fmt(q['spurious'])} vs {fmt(p['spurious'])}) because fewer events reach its "
+                       f"subscribers at all: {fmt(q['useful'])} useful and {fmt(q['missed'])} missed, against "
+                       f"{fmt(p['useful'])} and {fmt(p['missed'])} in parametric. A spurious event is one "
                        "the subscriber's own edge broker forwarded before it applied the update; edge brokers "
                        "apply updates quickly in both modes here (the saturated brokers are further up), so "
                        "spurious counts follow the flow of events, which is smaller for resub. The paper ties "

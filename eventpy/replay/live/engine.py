@@ -64,9 +64,6 @@ class Client(ABC):
 
 class Engine(ABC):
     name = "engine"
-    #: every arrival is a delivery the engine's own client already checked (EventPy's strictness)
-    filters_locally = False
-
     #: seconds a server process gets to stop before it is killed
     stop_timeout = 10.0
 

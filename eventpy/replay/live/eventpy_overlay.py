@@ -48,8 +48,6 @@ class EventPyClient(Client):
 
 
 class EventPyEngine(Engine):
-    filters_locally = True
-
     def __init__(self, mode: str = "parametric", matcher: str = "fastint", summary: str = "attribute") -> None:
         super().__init__()
         self.mode, self.matcher, self.summary = mode, matcher, summary

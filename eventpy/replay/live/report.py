@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..report import fmt
+
 COLUMNS = (  # key, header
     ("engine", "engine"),
     ("delay_ms", "update delay ms"),
@@ -56,21 +58,11 @@ How to read it:
 """
 
 
-def _fmt(v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v)
-
-
 def table(rows: list[dict[str, Any]]) -> list[str]:
     lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in rows:
         r = {**r, "bytes_per_delivery": r["bytes_to_subscribers"] / r["delivered"] if r["delivered"] else math.nan}
-        lines.append("| " + " | ".join(_fmt(r.get(k)) for k, _ in COLUMNS) + " |")
+        lines.append("| " + " | ".join(fmt(r.get(k)) for k, _ in COLUMNS) + " |")
     return lines
 
 

@@ -25,7 +25,7 @@ from ..trace import Constraint, Subscription, Trace
 from ._common import arrivals, option, sort_script, spread
 
 READING = EventType("htm.Reading", road=str, mile=float, density=float, speed=float)
-GUARD = (Constraint("road", "==", const=None), Constraint("mile", ">=", "lo"), Constraint("mile", "<=", "hi"))
+WINDOW = (Constraint("mile", ">=", "lo"), Constraint("mile", "<=", "hi"))  # after `road == <its road>`
 SENSOR_SPACING = 0.5
 
 
@@ -79,7 +79,7 @@ def htm(seed: int, s: dict[str, Any]) -> Trace:
             road, mile, _ = place(rng.uniform(k * stretch, (k + 1) * stretch))
             name = f"car{k}_{j}"
             clients[name] = edge
-            guard = (Constraint("road", "==", const=road),) + GUARD[1:]
+            guard = (Constraint("road", "==", const=road),) + WINDOW
             step = SENSOR_SPACING * rng.choice((-1, 1))
             sub = Subscription(len(subs), name, READING.name, guard, _window(mile, window))
             subs.append(sub)
