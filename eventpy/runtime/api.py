@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import threading
 import time
@@ -367,3 +369,16 @@ def shutdown() -> None:
         overlay.stop()
     for r in remote:
         r.stop()
+
+
+def _at_exit() -> None:
+    """A program that ends without shutdown(): its nodes close (their subscriptions end) and what
+    they queued is still sent to their broker, so `publish` followed by the end of the script
+    loses nothing. Callbacks of an embedded overlay that have not run by then do not run."""
+    try:
+        shutdown()
+    except Exception:  # never a traceback from us at exit
+        logging.getLogger("eventpy").debug("shutdown at exit failed", exc_info=True)
+
+
+atexit.register(_at_exit)

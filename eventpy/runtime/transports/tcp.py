@@ -351,6 +351,7 @@ class TcpOverlay:
         self._thread.start()
         self._events: dict[str, asyncio.Event] = {}
         self._writers: dict[str, asyncio.StreamWriter] = {}
+        self._writing: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's writer, while connected
         self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
 
     def config(self) -> dict:
@@ -406,6 +407,7 @@ class TcpOverlay:
             self._events[node.link].set()
             tasks = [asyncio.create_task(self._read(node, reader, decoder)),
                      asyncio.create_task(self._write(node, writer))]
+            self._writing[node.link] = (node, tasks[1])
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for t in tasks:
                 t.cancel()
@@ -463,17 +465,31 @@ class TcpOverlay:
     def detach(self, node: LocalNode) -> None:
         self.wake(node)  # the writer sends what is left, then closes
 
-    def stop(self) -> None:
+    def stop(self, flush_timeout: float = 5.0) -> None:
+        """Stop the connections. A closed node's writer first sends what its outbox still holds
+        (up to `flush_timeout` seconds in all): a program that publishes and exits loses nothing
+        that a reachable broker could take."""
         async def close_all() -> None:
+            writing = [t for node, t in self._writing.values() if node.closed and not t.done()]
+            if writing:
+                _, late = await asyncio.wait(writing, timeout=flush_timeout)
+                if late:
+                    log.warning("%d node(s) could not send what they still held within %gs; it is lost",
+                                len(late), flush_timeout)
             for w in self._writers.values():
                 w.close()
+            for w in self._writers.values():  # the bytes already written leave before the loop stops
+                try:
+                    await asyncio.wait_for(w.wait_closed(), flush_timeout)
+                except (asyncio.TimeoutError, ConnectionError, OSError):
+                    pass
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
         try:
-            asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=5)
+            asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=2 * flush_timeout + 5)
         except Exception:  # a loop that is already gone has nothing left to close
             pass
         self.loop.call_soon_threadsafe(self.loop.stop)
