@@ -371,10 +371,24 @@ def shutdown() -> None:
         r.stop()
 
 
+def _before_exit() -> None:
+    """Deliveries still owed in this process run before the delivery threads stop: an embedded
+    overlay is drained (up to 5 s), so a script that publishes to its own subscriptions and ends
+    sees their callbacks run. Runs with threading's exit hooks, before the pool's threads are
+    joined; nodes on a TCP overlay are handled by `_at_exit`."""
+    with _lock:
+        embedded = _overlay is not None and any(n._local.overlay is _overlay for n in _nodes)
+    if embedded:
+        try:
+            drain(5.0)
+        except Exception:  # a callback still running, a node closing meanwhile: not at exit
+            logging.getLogger("eventpy").warning("at exit: deliveries still running after 5 s were not waited for")
+
+
 def _at_exit() -> None:
     """A program that ends without shutdown(): its nodes close (their subscriptions end) and what
     they queued is still sent to their broker, so `publish` followed by the end of the script
-    loses nothing. Callbacks of an embedded overlay that have not run by then do not run."""
+    loses nothing."""
     try:
         shutdown()
     except Exception:  # never a traceback from us at exit
@@ -382,3 +396,8 @@ def _at_exit() -> None:
 
 
 atexit.register(_at_exit)
+# threading's exit hooks run in reverse order of registration, so this one runs before the hook
+# that concurrent.futures (imported above, through the delivery pool) uses to join its threads
+_register_threading_exit = getattr(threading, "_register_atexit", None)
+if _register_threading_exit is not None:
+    _register_threading_exit(_before_exit)

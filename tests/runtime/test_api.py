@@ -192,3 +192,28 @@ def test_publish_returns_at_once_while_a_subscriber_is_slow():
     assert time.perf_counter() - start < 1.0
     gate.set()
     eventpy.drain(timeout=10.0)
+
+
+def test_a_script_that_ends_without_drain_still_runs_its_callbacks():
+    """publish returns at once; when the script ends right after, the exit hook drains the embedded
+    overlay, so the callbacks owed for what it published run (in order, once each)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    script = textwrap.dedent('''
+        import eventpy
+        node = eventpy.connect()
+        Quote = eventpy.EventType("stocks.Quote", firm=str, price=float)
+        node.subscribe(Quote, "price < 10.0", on_event=lambda ev: print(ev.price))
+        for i in range(200):
+            node.publish(Quote, firm="IBM", price=float(i % 20))
+    ''')
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("EVENTPY_BROKER", None)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert out.stdout.split() == [str(float(i % 20)) for i in range(200) if i % 20 < 10]
