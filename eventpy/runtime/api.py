@@ -293,7 +293,8 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
     try:
         local = overlay.attach(name)
     except OSError as e:
-        raise ConnectionError(f"cannot attach to {url}: {e}") from None
+        raise ConnectionError(f"cannot attach to {url}: {e} (is a broker running there? "
+                              "`eventpy overlay up` starts an overlay)") from None
     node = Node(local, monitor)
     with _lock:
         _nodes.append(node)
