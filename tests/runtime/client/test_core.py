@@ -169,3 +169,31 @@ def test_a_delivery_thread_never_sees_half_an_update():
     finally:
         sys.setswitchinterval(old)
     assert not seen, f"half an update let {seen} through"
+
+
+def test_receive_one_sid_fast_path_agrees_with_the_general_path():
+    """ClientCore.receive has a near-copy for the common one-sid PUB; for every kind of sid (a live
+    subscription, an old resub generation of it, a closed one, an unknown one) it returns what the
+    general path returns for the same sid given twice (which it must deliver once)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    core = ClientCore("c", mode="resub")
+    live, closed = subscribe(core), subscribe(core)
+    core.update(live, {"limit": 11.0})  # a new generation: live.sid is no longer its first sid
+    core.unsubscribe(closed)
+    first = live.sid & ((1 << 32) - 1)
+    candidates = [live.sid, first, first + (1 << 32), closed.sid, closed.sid & ((1 << 32) - 1), 999]
+
+    def seen(out):
+        return [(state.sid, ev.values, ev._meta) for state, ev in out]
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.sampled_from(candidates), st.floats(0, 20))
+    def check(sid, price):
+        one = core.receive(Pub("Quote", ("IBM", price), "p", 1, 0.5, (sid,)))
+        twice = core.receive(Pub("Quote", ("IBM", price), "p", 1, 0.5, (sid, sid)))
+        assert seen(one) == seen(twice)
+        assert [s for s, _ in one] == ([live] if sid & ((1 << 32) - 1) == first else [])
+
+    check()
