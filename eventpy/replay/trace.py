@@ -12,13 +12,17 @@ conjunction as guard text, which the simulated subscriber compiles like any appl
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..runtime.model import EventType
 from ..runtime.overlay import Topology
 
-OPS = ("<", "<=", ">", ">=", "==", "!=")
+# the operators a trace's constraints use, and what each means (the ground truth and the live
+# driver evaluate them with these)
+OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+       "!=": operator.ne}
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,11 @@ event published at t' >= t (the replay applies an update before a publication at
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
 
-from .trace import Constraint, Subscription, Trace
-
-_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-        "==": operator.eq, "!=": operator.ne}
+from .trace import OPS, Constraint, Subscription, Trace
 
 
 class EventBlock:
@@ -55,9 +51,9 @@ def holds(block: EventBlock, sub: Subscription, history: list[tuple[float, dict[
 def _constraint(block: EventBlock, c: Constraint, values: list[dict], version: np.ndarray) -> np.ndarray:
     column = block.columns[c.attr]
     if c.param is None:
-        return _OPS[c.op](column, c.const)
+        return OPS[c.op](column, c.const)
     operand = np.array([v[c.param] for v in values])[version]
-    return _OPS[c.op](column, operand)
+    return OPS[c.op](column, operand)
 
 
 def ground_truth(trace: Trace) -> set[tuple[int, int]]:

@@ -31,20 +31,15 @@ from __future__ import annotations
 
 import bisect
 import math
-import operator
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..trace import Subscription, Trace
+from ..trace import OPS, Subscription, Trace
 from ..truth import ground_truth
 from .engine import Engine
-
-_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
-        "!=": operator.ne}
-
 
 @dataclass
 class LiveResult:
@@ -82,7 +77,7 @@ class _Guard:
 
     def __init__(self, sub: Subscription, attrs: tuple[str, ...]) -> None:
         index = {a: i for i, a in enumerate(attrs)}
-        self.checks = [(index[c.attr], _OPS[c.op], c.param, c.const) for c in sub.constraints]
+        self.checks = [(index[c.attr], OPS[c.op], c.param, c.const) for c in sub.constraints]
 
     def holds(self, values: tuple, params: dict[str, Any]) -> bool:
         return all(op(values[i], params[p] if p is not None else const) for i, op, p, const in self.checks)
