@@ -57,6 +57,11 @@ class TraceSpec:
         return {**dict(self.settings), "update_rate": self.update_rate, "subscribers": self.subscribers}
 
 
+def mode_label(row: dict[str, Any]) -> str:
+    """How a metrics row's mode is shown: "parametric+rum" is parametric with the update monitor."""
+    return row["mode"] + ("+rum" if row.get("rum") else "")
+
+
 @dataclass(frozen=True)
 class Point:
     trace: TraceSpec
@@ -64,12 +69,12 @@ class Point:
     matcher: str
     service: str
     link_delay: float
-    rum: tuple = ()  # the update monitor's knobs as sorted pairs; () for no monitor
+    rum: tuple | None = None  # with the update monitor: its knobs as sorted pairs (maybe none); None: without
     service_scale: float = 1.0
 
     @property
     def point_id(self) -> str:
-        return f"{self.trace.trace_id}-{self.mode}-{self.matcher}" + ("-rum" if self.rum else "")
+        return f"{self.trace.trace_id}-{self.mode}-{self.matcher}" + ("-rum" if self.rum is not None else "")
 
 
 
@@ -102,7 +107,7 @@ class Config:
 
     def points(self) -> list[Point]:
         knobs = tuple(sorted(self.monitor.items()))
-        return [Point(t, mode, matcher, self.service, self.link_delay, (("on", True),) + knobs if on else (),
+        return [Point(t, mode, matcher, self.service, self.link_delay, knobs if on else None,
                       self.service_scale)
                 for t in self.traces() for mode in self.modes for matcher in self.matchers
                 for on in self.monitors]

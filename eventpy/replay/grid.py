@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
-from .config import Config, Point, TraceSpec
+from .config import Config, Point, TraceSpec, mode_label
 from .spark import run_job
 
 METRIC_COLUMNS = (
@@ -62,12 +62,11 @@ def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
     from .workloads import generate
     spec = point.trace
     trace = generate(spec.workload, spec.seed, spec.generator_settings())
-    knobs = {k: v for k, v in point.rum if k != "on"}
     result = run_trace(trace, point.mode, matcher=point.matcher, service=cost or point.service,
-                       link_delay=point.link_delay, rum=knobs if point.rum else None,
+                       link_delay=point.link_delay, rum=dict(point.rum) if point.rum is not None else None,
                        service_scale=point.service_scale)
     m = result.metrics
-    yield "metrics", (point.point_id, spec.trace_id, spec.workload, point.mode, point.matcher, bool(point.rum),
+    yield "metrics", (point.point_id, spec.trace_id, spec.workload, point.mode, point.matcher, point.rum is not None,
                       spec.update_rate, len({s.client for s in trace.subscriptions}), spec.seed, *(
                           _num(m[k]) for k in ("published", "delivered", "spurious", "sub_messages", "bytes",
                                                "event_bytes_to_subscribers", "upd_sent", "sub_sent",
@@ -130,7 +129,7 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     costs: dict = {}
     if config.service == "calibrated":  # one measured run per (mode, matcher), on the heaviest trace
         heaviest = max(specs, key=lambda s: (s.subscribers, s.update_rate, -s.seed))
-        probes = {(p.mode, p.matcher): p for p in points if p.trace == heaviest and not p.rum}
+        probes = {(p.mode, p.matcher): p for p in points if p.trace == heaviest and p.rum is None}
         costs = dict(run_job(spark, "calibration",
                              lambda: sc.parallelize(list(probes.values()), len(probes)).map(calibrate).collect(),
                              progress))
@@ -193,7 +192,7 @@ def busiest_brokers(spark: Any, out: Path, rows: list[dict[str, Any]], k: int = 
     out_rows = []
     for b in sorted(picked, key=lambda b: (b.point, b.rank)):
         p = points[b.point]
-        out_rows.append({"mode": p["mode"] + ("+rum" if p.get("rum") else ""), "matcher": p["matcher"],
+        out_rows.append({"mode": mode_label(p), "matcher": p["matcher"],
                          "seed": p["seed"], "update_rate": rate, "subscribers": top, "broker": b.broker,
                          "sub_messages": b.sub_messages, "sub_bytes": b.sub_bytes,
                          "utilization": b.utilization, "sub_share": b.sub_share, "memory_bytes": b.memory_bytes})

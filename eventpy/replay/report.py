@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .config import Config
+from .config import Config, mode_label
 
 # metric -> (label, unit)
 PLOTTED = {
@@ -50,9 +50,8 @@ def _mean(xs: list[float]) -> float:
 def averaged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (rate, subscribers, mode, matcher): the mean over seeds."""
     groups: dict[tuple, list[dict]] = {}
-    for r in rows:  # "parametric+rum": parametric with the runtime update monitor
-        label = r["mode"] + ("+rum" if r.get("rum") else "")
-        groups.setdefault((r["update_rate"], r["subscribers"], label, r["matcher"]), []).append(r)
+    for r in rows:
+        groups.setdefault((r["update_rate"], r["subscribers"], mode_label(r), r["matcher"]), []).append(r)
     out = []
     for (rate, n, mode, matcher), rs in sorted(groups.items()):
         row = {"update_rate": rate, "subscribers": n, "mode": mode, "matcher": matcher, "seeds": len(rs)}

@@ -38,10 +38,10 @@ def test_with_the_monitor_nothing_wanted_is_missed_and_fewer_messages_are_sent(i
 def test_the_config_takes_monitors_and_knobs():
     c = parse({"replay": {"workload": "at", "monitors": [False, True], "modes": ["parametric"]},
                "monitor": {"window": 0.5, "freq_approx": 4}})
-    labels = sorted({(p.mode, bool(p.rum)) for p in c.points()})
+    labels = sorted({(p.mode, p.rum is not None) for p in c.points()})
     assert labels == [("parametric", False), ("parametric", True)]
-    on = next(p for p in c.points() if p.rum)
-    assert dict(on.rum) == {"on": True, "window": 0.5, "freq_approx": 4} and on.point_id.endswith("-rum")
+    on = next(p for p in c.points() if p.rum is not None)
+    assert dict(on.rum) == {"window": 0.5, "freq_approx": 4} and on.point_id.endswith("-rum")
     with pytest.raises(ConfigError, match="monitors must be"):
         parse({"replay": {"workload": "at", "monitors": ["yes"]}})
     with pytest.raises(ConfigError, match="\\[monitor\\]"):
