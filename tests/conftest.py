@@ -1,6 +1,8 @@
 import pytest
 
 import eventpy
+from eventpy.runtime.broker import Broker
+from eventpy.runtime.transports.tcp import BrokerServer
 
 
 @pytest.fixture
@@ -9,3 +11,34 @@ def fresh_overlay():
     eventpy.shutdown()
     yield
     eventpy.shutdown()
+
+
+@pytest.fixture
+def broker_server():
+    """A factory: `broker_server(name="b0", **kwargs)` starts an in-process BrokerServer on a free
+    port of 127.0.0.1 (kwargs go to BrokerServer: max_frame, max_pending, stall, ...) in a thread
+    and returns it (`.port`, `.broker`, `.links`). No embedded overlay or node is left over from
+    another test; at teardown the nodes are shut down, then every server started is stopped, even
+    if the test failed."""
+    stops = []
+
+    def start(name: str = "b0", **kwargs) -> BrokerServer:
+        server = BrokerServer(Broker(name), "127.0.0.1", 0, {}, **kwargs)
+        stops.append(server.start_in_thread())
+        return server
+
+    eventpy.shutdown()
+    try:
+        yield start
+    finally:
+        try:
+            eventpy.shutdown()
+        finally:
+            errors = []
+            for stop in reversed(stops):
+                try:
+                    stop()
+                except Exception as e:  # stop the others all the same
+                    errors.append(e)
+            if errors:
+                raise errors[0]

@@ -10,8 +10,6 @@ import pytest
 
 import eventpy
 
-from .test_faults import overlay  # noqa: F401  (the 3-broker overlay fixture)
-
 Q = eventpy.EventType("acks.Quote", firm=str, price=float)
 
 
@@ -27,10 +25,9 @@ def attach(port: int, got: list[float]):
     return pub_node, sub
 
 
-def test_confirm_returns_when_every_broker_answers_and_the_update_is_in_force(overlay):  # noqa: F811
-    port, run_dir, env, cwd = overlay
+def test_confirm_returns_when_every_broker_answers_and_the_update_is_in_force(overlay):
     got: list[float] = []
-    pub_node, sub = attach(port, got)
+    pub_node, sub = attach(overlay.port, got)
     sub.update(limit=100.0)
     sub.confirm(timeout=5.0)  # ... and so has the UPD: no drain needed before publishing
     pub_node.publish(Q, firm="X", price=50.0)
@@ -38,10 +35,9 @@ def test_confirm_returns_when_every_broker_answers_and_the_update_is_in_force(ov
     assert got == [50.0]
 
 
-def test_confirm_names_a_broker_that_stopped_answering(overlay):  # noqa: F811
-    port, run_dir, env, cwd = overlay
-    pub_node, sub = attach(port, [])
-    pid = int((run_dir / "b1.pid").read_text())
+def test_confirm_names_a_broker_that_stopped_answering(overlay):
+    pub_node, sub = attach(overlay.port, [])
+    pid = int((overlay.run_dir / "b1.pid").read_text())
     os.kill(pid, signal.SIGSTOP)  # the middle broker hangs: alive, silent
     try:
         sub.update(limit=100.0)

@@ -8,7 +8,7 @@ import pytest
 
 import eventpy
 
-from .test_tcp_overlay import ROOT, eventpy as run_eventpy, free_port_block
+from ._procs import ROOT, eventpy as run_eventpy, free_port_block
 
 
 def test_links_authenticate_with_a_shared_secret(tmp_path, monkeypatch):

@@ -16,23 +16,7 @@ import pytest
 
 import eventpy
 
-from .test_tcp_overlay import ROOT, eventpy as run_eventpy, free_port_block
-
 Q = eventpy.EventType("faults.Quote", firm=str, price=float, n=int)
-
-
-@pytest.fixture
-def overlay(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    port = free_port_block(3)
-    run_dir = tmp_path / "run"
-    up = run_eventpy("overlay", "up", "--brokers", "3", "--port", str(port), "--run-dir", str(run_dir),
-                     cwd=tmp_path, env=env)
-    assert up.returncode == 0, up.stderr
-    eventpy.shutdown()
-    yield port, run_dir, env, tmp_path
-    eventpy.shutdown()
-    run_eventpy("overlay", "down", "--run-dir", str(run_dir), cwd=tmp_path, env=env)
 
 
 def restart(run_dir: Path, name: str, env: dict, cwd: Path) -> None:
@@ -71,7 +55,7 @@ def wait_for(cond, timeout=20.0):
 
 @pytest.mark.parametrize("victim", ["b1", "b2"], ids=["middle broker", "subscriber's edge broker"])
 def test_recovery_restores_coverage_without_duplicates(overlay, victim):
-    port, run_dir, env, cwd = overlay
+    port, run_dir, env, cwd = overlay.port, overlay.run_dir, overlay.env, overlay.dir
     sub_node = eventpy.connect(f"tcp://127.0.0.1:{port + 2}")
     pub_node = eventpy.connect(f"tcp://127.0.0.1:{port}")
     got: list[int] = []

@@ -9,9 +9,7 @@ import time
 
 import eventpy
 from eventpy.guards import compile_guard
-from eventpy.runtime.broker import Broker
 from eventpy.runtime.messages import Adv, Hello, Sub
-from eventpy.runtime.transports.tcp import BrokerServer
 from eventpy.runtime.wire import encode
 
 Q = eventpy.EventType("slow.Tick", n=int, pad=str)
@@ -24,13 +22,10 @@ def wait_gone(server, link: str, timeout: float = 10.0) -> bool:
     return link not in server.links
 
 
-def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog):
-    broker = Broker("b")
-    server = BrokerServer(broker, "127.0.0.1", 0, {}, max_pending=256 << 10, stall=0.5)
-    stop = server.start_in_thread()
-    eventpy.shutdown()
-    with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
-        stuck = socket.socket()  # subscribes, then never reads
+def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog, broker_server):
+    server = broker_server("b", max_pending=256 << 10, stall=0.5)
+    with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as stuck:
+        # stuck subscribes, then never reads
         stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         stuck.connect(("127.0.0.1", server.port))
         plan = compile_guard("True", Q, {})
@@ -52,6 +47,3 @@ def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog):
         # barrier until it is cut off)
         assert wait_gone(server, "stuck")
         assert any("does not read" in r.getMessage() for r in caplog.records)
-    eventpy.shutdown()
-    stuck.close()
-    stop()

@@ -6,17 +6,12 @@ and `eventpy overlay down` leaves no process behind."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from ._procs import eventpy
 
 MONITOR = textwrap.dedent('''
     """Shared by the subscriber and the publisher: the event type is monitor.Monitor.quote."""
@@ -66,51 +61,8 @@ PUBLISHER = textwrap.dedent('''
 ''')
 
 
-def free_port_block(k: int) -> int:
-    for base in range(17200, 18000, 10):
-        ok = True
-        for p in range(base, base + k):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return base
-    raise RuntimeError("no free ports")
-
-
-def eventpy(*args: str, cwd: Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "eventpy", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-@pytest.fixture
-def overlay(tmp_path):
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
-    port = free_port_block(3)
-    run_dir = tmp_path / "run"
-    up = eventpy("overlay", "up", "--brokers", "3", "--topology", "line", "--port", str(port),
-                 "--run-dir", str(run_dir), cwd=tmp_path, env=env)
-    assert up.returncode == 0, up.stderr
-    pids = [int(p.read_text()) for p in run_dir.glob("*.pid")]
-    yield tmp_path, env, port, run_dir
-    down = eventpy("overlay", "down", "--run-dir", str(run_dir), cwd=tmp_path, env=env)
-    assert down.returncode == 0
-    time.sleep(0.2)
-    for pid in pids:
-        alive = True
-        try:
-            os.kill(pid, 0)
-            alive = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-        except OSError:
-            alive = False
-        assert not alive, f"broker {pid} still running after down"
-
-
 def test_compiled_programs_across_three_brokers(overlay):
-    tmp, env, port, run_dir = overlay
+    tmp, env, port, run_dir = overlay.dir, overlay.env, overlay.port, overlay.run_dir
     (tmp / "monitor.epy").write_text(MONITOR)
     (tmp / "subscriber.py").write_text(SUBSCRIBER)
     (tmp / "publisher.py").write_text(PUBLISHER)
@@ -173,7 +125,7 @@ def test_a_publisher_that_ends_without_drain_loses_nothing(overlay):
     sends them (before it, ~1,000 of 50,000 arrived) and the exit is quiet."""
     import eventpy as api
 
-    tmp, env, port, _ = overlay
+    tmp, env, port = overlay.dir, overlay.env, overlay.port
     (tmp / "ends.py").write_text(ENDS_WITHOUT_DRAIN)
     got: list[int] = []
     try:

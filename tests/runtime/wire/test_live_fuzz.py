@@ -13,9 +13,7 @@ import time
 import msgpack
 
 import eventpy
-from eventpy.runtime.broker import Broker
 from eventpy.runtime.messages import Hello
-from eventpy.runtime.transports.tcp import BrokerServer
 from eventpy.runtime.wire import encode
 
 FRAMES = 100_000
@@ -89,10 +87,9 @@ def mutated(rng: random.Random) -> bytes:
     return frame_of(msg)
 
 
-def test_a_live_broker_survives_100000_mutated_frames(caplog):
-    broker = Broker("fuzzed")
-    server = BrokerServer(broker, "127.0.0.1", 0, {}, max_frame=1 << 16)
-    stop = server.start_in_thread()
+def test_a_live_broker_survives_100000_mutated_frames(caplog, broker_server):
+    server = broker_server("fuzzed", max_frame=1 << 16)
+    broker = server.broker
     from eventpy.runtime.wire import WireError, decode_body
 
     rng = random.Random(2026)
@@ -143,4 +140,3 @@ def test_a_live_broker_survives_100000_mutated_frames(caplog):
                                                                      or "closing" in r.getMessage())]
     assert refused > 10_000 and len(semantic) == refused  # each refusal logged, with its reason
     assert len(wire) >= bad and all(": " in r.getMessage() for r in semantic[:100] + wire[:100])
-    stop()
