@@ -26,7 +26,10 @@ _SCALARS = (int, float, str, bool)
 
 
 class WireError(ValueError):
-    """A frame that cannot be accepted; the link that sent it is closed."""
+    """A frame that cannot be accepted; the link that sent it is closed. `before`: what the same
+    bytes held before the bad frame, decoded (FrameDecoder sets it; FIFO says it counts)."""
+
+    before: list | tuple = ()
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -293,14 +296,19 @@ class FrameDecoder:
         buf = self._buf
         end = len(buf)
         pos = 0
-        while end - pos >= 4:
-            (n,) = _LEN.unpack_from(buf, pos)
-            if n > self.max_frame:
-                raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
-            if end - pos < 4 + n:
-                break
-            pos += 4 + n
-            out.append(decode_body(buf[pos - n:pos]))  # one copy of the body, no frame bytes
+        try:
+            while end - pos >= 4:
+                (n,) = _LEN.unpack_from(buf, pos)
+                if n > self.max_frame:
+                    raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
+                if end - pos < 4 + n:
+                    break
+                pos += 4 + n
+                out.append(decode_body(buf[pos - n:pos]))  # one copy of the body, no frame bytes
+        except WireError as e:
+            buf.clear()
+            e.before = out
+            raise
         del buf[:pos]
         return out
 
@@ -310,15 +318,20 @@ class FrameDecoder:
         out = []
         buf = self._buf
         pos = 0
-        while len(buf) - pos >= 4:
-            (n,) = _LEN.unpack_from(buf, pos)
-            if n > self.max_frame:
-                raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
-            if len(buf) - pos < 4 + n:
-                break
-            frame = bytes(buf[pos:pos + 4 + n])
-            pos += 4 + n
-            out.append((decode_body(buf[pos - n:pos]), frame))
+        try:
+            while len(buf) - pos >= 4:
+                (n,) = _LEN.unpack_from(buf, pos)
+                if n > self.max_frame:
+                    raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
+                if len(buf) - pos < 4 + n:
+                    break
+                frame = bytes(buf[pos:pos + 4 + n])
+                pos += 4 + n
+                out.append((decode_body(buf[pos - n:pos]), frame))
+        except WireError as e:
+            buf.clear()
+            e.before = out
+            raise
         del buf[:pos]
         return out
 

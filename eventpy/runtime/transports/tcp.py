@@ -272,6 +272,11 @@ class BrokerServer:
                     route(handle(link, msg), msg, frame)
         except WireError as e:
             log.warning("%s: closing %r: %s", self.broker.name, link, e)
+            try:  # the link is FIFO: what came before the bad frame is handled, then it closes
+                for msg, frame in e.before:
+                    self._route(self.broker.handle(link, msg), msg, frame)
+            except WireError as again:  # a message we cannot send on: logged, the link closes anyway
+                log.warning("%s: %s", self.broker.name, again)
         except (ConnectionError, OSError):
             pass
         finally:
@@ -435,7 +440,10 @@ class TcpOverlay:
                 if not data:
                     break
                 node.receive_many(decoder.feed(data))
-        except (WireError, ConnectionError, OSError) as e:
+        except WireError as e:
+            log.warning("node %s: closing the connection to %s:%s: %s", node.link, self.host, self.port, e)
+            node.receive_many(e.before)  # FIFO: what came before the bad frame is delivered
+        except (ConnectionError, OSError) as e:
             log.warning("node %s: connection to %s:%s lost: %s", node.link, self.host, self.port, e)
 
     async def _write(self, node: LocalNode, writer: asyncio.StreamWriter) -> None:

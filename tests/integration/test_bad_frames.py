@@ -1,0 +1,87 @@
+"""A link is FIFO up to a malformed frame: the messages that arrived with it, before it, are
+handled; then the link closes with a logged reason. At a broker (a publisher's bad frame) and at a
+client (its broker's)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+import threading
+import time
+
+import eventpy
+from eventpy.runtime.messages import Adv, Hello, Pub, Sub
+from eventpy.runtime.wire import FrameDecoder, encode
+
+Q = eventpy.EventType("bad.Tick", n=int)
+GARBAGE = struct.pack(">I", 3) + b"\xc1\xc1\xc1"  # a frame whose body is not msgpack
+
+
+def wait_for(pred, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not pred() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return pred()
+
+
+def test_a_broker_handles_what_came_before_a_bad_frame_then_closes_that_link(caplog, broker_server):
+    server = broker_server("b")
+    node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    got: list[int] = []
+    node.subscribe(Q, "True", on_event=lambda ev: got.append(ev.n))
+    eventpy.drain(5)
+    with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as raw:
+        raw.connect(("127.0.0.1", server.port))
+        raw.sendall(encode(Hello("raw", "client", 1)))
+        assert wait_for(lambda: "raw" in server.links)
+        # one write: three good PUBs and a bad frame behind them, read by the broker together
+        raw.sendall(encode(Adv(Q.name, Q.to_wire()))
+                    + b"".join(encode(Pub(Q.name, (n,), "raw", n + 1, 0.0)) for n in range(3)) + GARBAGE)
+        assert wait_for(lambda: "raw" not in server.links)
+    eventpy.drain(5)
+    assert got == [0, 1, 2]
+    assert any("closing 'raw'" in r.getMessage() and "malformed" in r.getMessage() for r in caplog.records)
+    node.publish(Q, n=3)  # the broker serves the others as before
+    eventpy.drain(5)
+    assert got == [0, 1, 2, 3]
+
+
+def test_a_client_delivers_what_came_before_a_bad_frame_from_its_broker(caplog):
+    """A fake broker answers the handshake, reads the subscription, then sends two events for it
+    and a bad frame in one write."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    done = threading.Event()
+
+    def fake_broker() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            dec = FrameDecoder()
+            seen: list = []
+            while not any(type(m) is Hello for m in seen):
+                seen += dec.feed(conn.recv(65536))
+            conn.sendall(encode(Hello("fake", "broker", 1)))
+            while not any(type(m) is Sub for m in seen):
+                seen += dec.feed(conn.recv(65536))
+            sid = next(m for m in seen if type(m) is Sub).sid
+            conn.sendall(b"".join(encode(Pub(Q.name, (n,), "p", n + 1, 0.0, (sid,))) for n in range(2)) + GARBAGE)
+            done.wait(10)
+
+    thread = threading.Thread(target=fake_broker, daemon=True)
+    thread.start()
+    eventpy.shutdown()
+    try:
+        with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
+            node = eventpy.connect(f"tcp://127.0.0.1:{port}")
+            got: list[int] = []
+            node.subscribe(Q, "True", on_event=lambda ev: got.append(ev.n))
+            assert wait_for(lambda: len(got) == 2)
+            assert got == [0, 1]
+            assert wait_for(lambda: any("closing the connection" in r.getMessage() for r in caplog.records))
+    finally:
+        done.set()
+        eventpy.shutdown()
+        listener.close()
