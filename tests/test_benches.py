@@ -41,6 +41,8 @@ def test_the_overlay_benchmark_runs_real_processes_and_reports_every_key():
     assert row["events_per_s"] > 0 and row["relay_events_per_s"] > 0 and row["relay_p50_ms"] >= 0
     cpu = row["cpu_us_per_event"]
     assert set(cpu) == {"b0", "b1", "b2", "publisher", "subscriber"}
-    assert all(math.isfinite(v) and v > 0 for v in cpu.values()), cpu  # every process did work
+    # the brokers' CPU comes from /proc in clock ticks (10 ms): a few ms of work may read as 0 here
+    assert all(math.isfinite(v) and v >= 0 for v in cpu.values()), cpu
+    assert cpu["publisher"] > 0 and cpu["subscriber"] > 0, cpu  # their own process clocks
     assert row["overlay_runs"] == [row["events_per_s"]] and row["relay_runs"] == [row["relay_events_per_s"]]
     assert check["result"] in ("PASS", "FAIL")

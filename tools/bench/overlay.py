@@ -15,8 +15,9 @@
   event's publication: comparable in size, not in definition.
 Each side runs --repeats times (3), alternated; the medians are compared (one run of each on a
 shared 2-core machine varied by +-10%).
-Keys: brokers, events, events_per_s, p50_ms, p99_ms, cpu_us_per_event (per process, from /proc and
-the processes' own clocks: where the overlay's CPU goes), relay_events_per_s, ratio (medians; latency
+Keys: brokers, events, events_per_s, p50_ms, p99_ms, cpu_us_per_event (per process, from /proc
+in clock ticks of 10 ms, so meaningful for long runs, and the processes' own clocks: where the
+overlay's CPU goes), relay_events_per_s, ratio (medians; latency
 and CPU of the median overlay run), relay_p50_ms, relay_p99_ms, repeats, overlay_runs, relay_runs.
 Target (the TCP overlay issue): events_per_s >= 50% of relay_events_per_s.
 """
