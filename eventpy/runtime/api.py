@@ -232,6 +232,7 @@ class Node:
                 self._local.core.unsubscribe(state)
         with self._local.lock:
             self._local.closed = True
+            self._local.room.notify_all()  # a publish waiting for room gives up
             if self._settler is not None:
                 self._settler.cancel()
                 self._settler = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections import deque
 from typing import Any, Callable
 
@@ -26,6 +27,11 @@ from .messages import Ack, Flush, FlushAck, Pub
 log = logging.getLogger("eventpy.embedded")
 _BATCH = 64
 _names = itertools.count(1)
+# A node holds at most this many messages for its broker: past it, publish waits for the
+# transport to take some (backpressure from a slow or unreachable broker instead of a memory that
+# grows without bound), and gives up after PUBLISH_WAIT seconds without publishing.
+MAX_OUTBOX = 100_000
+PUBLISH_WAIT = 60.0
 
 
 class LocalNode:
@@ -40,6 +46,10 @@ class LocalNode:
         self.acks: dict[tuple, threading.Event] = {}
         self.closed = False
         self._flagged = False  # queued in the overlay's ready list
+        self.max_outbox = MAX_OUTBOX
+        self.publish_wait = PUBLISH_WAIT
+        self.room = threading.Condition(self.lock)  # notified when the transport takes, or on close
+        self._waiting = 0  # publishers waiting for room
 
     # -- user side -------------------------------------------------------------------------------
     def send(self, action: Callable[[ClientCore], Any]) -> Any:
@@ -54,10 +64,30 @@ class LocalNode:
     def publish(self, etype: Any, values: tuple) -> None:
         """`send` of a publication without the closure (every event goes through here)."""
         with self.lock:
+            if len(self.core.outbox) >= self.max_outbox:
+                self._wait_for_room()
             if self.closed:
                 raise RuntimeError(f"node {self.link} is closed")
             self.core.publish(etype, values)
         self.overlay.wake(self)
+
+    def _wait_for_room(self) -> None:
+        """Under the node lock (released while waiting): until the transport has taken some of
+        the outbox, the node closes, or `publish_wait` runs out (TimeoutError, nothing published)."""
+        self.overlay.wake(self)  # lock order: node lock, then the overlay's
+        deadline = time.monotonic() + self.publish_wait
+        self._waiting += 1
+        try:
+            while not self.closed and len(self.core.outbox) >= self.max_outbox:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(
+                        f"publish: {len(self.core.outbox):,} messages of node {self.link} have waited "
+                        f"{self.publish_wait:g}s for broker {self.overlay.edge_name()}, which is not taking "
+                        "them (down or overloaded); this event was not published")
+                self.room.wait(remaining)
+        finally:
+            self._waiting -= 1
 
     def flush(self) -> threading.Event:
         done = threading.Event()
@@ -86,7 +116,10 @@ class LocalNode:
     # -- overlay side ------------------------------------------------------------------------------
     def take(self) -> list:
         with self.lock:
-            return self.core.take(_BATCH)
+            out = self.core.take(_BATCH)
+            if self._waiting:
+                self.room.notify_all()
+            return out
 
     def has_output(self) -> bool:
         return bool(self.core.outbox)
