@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.matching import MATCHERS
-from .workloads import WORKLOADS
+from .workloads import WORKLOADS, check_settings
 
 MODES = ("parametric", "resub")
 
@@ -171,6 +171,16 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     settings = raw.get("workload", {})
     if not isinstance(settings, dict):
         raise ConfigError(f"{where}: [workload] must be a table")
+    for key, grid_key in (("subscribers", "subscribers"), ("update_rate", "update_rates")):
+        if key in settings:
+            raise ConfigError(f"{where}: [workload] {key} is set by the grid: use [replay] {grid_key}")
+    subscribers = listed("subscribers", [_default_subscribers(workload)], int)
+    try:  # here, not in a Spark task: a bad value is the user's mistake, said in one line
+        check_settings(workload, settings)
+        for n in subscribers:
+            check_settings(workload, {"subscribers": n})
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     return Config(
         name=str(r.get("name", name)),
         workload=workload,
@@ -178,7 +188,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         modes=listed("modes", list(MODES), str, MODES),
         matchers=listed("matchers", ["fastint"], str, tuple(MATCHERS)),
         update_rates=rates,
-        subscribers=listed("subscribers", [_default_subscribers(workload)], int),
+        subscribers=subscribers,
         subscribers_rate=float(r.get("subscribers_rate", max(rates))),
         service=service,
         link_delay=float(r.get("link_delay_ms", 10)) / 1000.0,

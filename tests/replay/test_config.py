@@ -23,6 +23,13 @@ def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_ra
     ({"replay": {"workload": "at", "sevice": "model"}}, "unknown key\\(s\\) in \\[replay\\]: sevice"),
     ({"replay": {"workload": "at", "service": "wall"}}, "service must be"),
     ({"replay": {"workload": "at", "service_scale": 0}}, "service_scale must be a positive number"),
+    # the [workload] table is checked here, not in a Spark task (which printed a Java stack trace)
+    ({"replay": {"workload": "at"}, "workload": {"duration": -1}}, "at: duration must be > 0, not -1"),
+    ({"replay": {"workload": "at"}, "workload": {"duraton": 2}}, "at has no setting 'duraton'; it takes duration"),
+    ({"replay": {"workload": "at"}, "workload": {"hf_share": 1.5}}, "hf_share must be >= 0 and <= 1"),
+    ({"replay": {"workload": "htm"}, "workload": {"roads": 2.5}}, "htm: roads must be an integer"),
+    ({"replay": {"workload": "micro"}, "workload": {"update_rate": 5}}, "set by the grid: use \\[replay\\] update_rates"),
+    ({"replay": {"workload": "at", "subscribers": [0]}}, "at: subscribers must be >= 1, not 0"),
 ])
 def test_bad_configs_say_what_is_wrong(raw, message):
     with pytest.raises(ConfigError, match=message):

@@ -95,3 +95,17 @@ def test_unknown_workload_and_bad_settings_are_refused():
         generate("nope", 1)
     with pytest.raises(ValueError, match="coverage"):
         generate("micro", 1, {"coverage": 2})
+
+
+def test_every_setting_a_generator_reads_is_declared_with_its_type_and_range():
+    """config.parse checks a [workload] table against SETTINGS; a setting read by a generator but
+    not declared would be refused, one declared but never read would be silently ignored."""
+    import inspect
+    import re
+
+    from eventpy.replay.workloads import SETTINGS, WORKLOADS
+
+    for name, make in WORKLOADS.items():
+        source = inspect.getsource(inspect.getmodule(make))
+        read = set(re.findall(r'option\(s, "(\w+)"', source)) | set(re.findall(r'"(subscribers)" in s', source))
+        assert read == set(SETTINGS[name]), name

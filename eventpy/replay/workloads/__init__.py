@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..trace import Trace
+from . import at as _at, htm as _htm, micro as _micro
+from ._common import check
 from .at import at
 from .htm import htm
 from .micro import micro, overlay_micro
@@ -15,6 +17,14 @@ WORKLOADS: dict[str, Callable[[int, dict[str, Any]], Trace]] = {
     "htm": htm,
     "at": at,
 }
+# the settings each generator takes, with their types and ranges
+SETTINGS: dict[str, dict[str, tuple]] = {"micro": _micro.SETTINGS, "overlay-micro": _micro.SETTINGS,
+                                         "htm": _htm.SETTINGS, "at": _at.SETTINGS}
+
+
+def check_settings(name: str, settings: dict[str, Any]) -> None:
+    """ValueError naming a setting the workload does not take, or a value it cannot use."""
+    check(name, SETTINGS[name], settings)
 
 
 def generate(name: str, seed: int, settings: dict[str, Any] | None = None) -> Trace:
@@ -27,4 +37,4 @@ def generate(name: str, seed: int, settings: dict[str, Any] | None = None) -> Tr
     return trace
 
 
-__all__ = ["WORKLOADS", "generate"]
+__all__ = ["SETTINGS", "WORKLOADS", "check_settings", "generate"]

@@ -52,3 +52,27 @@ def spread(total: int, buckets: list[Any]) -> dict[Any, int]:
 
 def option(settings: dict[str, Any], name: str, default: Any, cast: Callable = float) -> Any:
     return cast(settings.get(name, default))
+
+
+# What a generator's settings may hold: name -> (type, smallest, whether the smallest is excluded,
+# largest). Every `option` a generator reads is declared (tests/replay/test_workloads.py checks).
+COUNT = (int, 1, False, math.inf)  # at least one
+POSITIVE = (float, 0.0, True, math.inf)
+NON_NEGATIVE = (float, 0.0, False, math.inf)
+SHARE = (float, 0.0, False, 1.0)
+
+
+def check(workload: str, declared: dict[str, tuple], settings: dict[str, Any]) -> None:
+    """ValueError naming the first setting that is unknown, of the wrong type or out of range."""
+    for name, value in settings.items():
+        spec = declared.get(name)
+        if spec is None:
+            raise ValueError(f"{workload} has no setting {name!r}; it takes {', '.join(sorted(declared))}")
+        kind, low, open_low, high = spec
+        ok_type = isinstance(value, int) if kind is int else isinstance(value, (int, float))
+        if not ok_type or isinstance(value, bool):
+            raise ValueError(f"{workload}: {name} must be {'an integer' if kind is int else 'a number'}, "
+                             f"not {value!r}")
+        if not (value > low if open_low else value >= low) or value > high or value != value:
+            bounds = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high < math.inf else "")
+            raise ValueError(f"{workload}: {name} must be {bounds}, not {value!r}")

@@ -22,12 +22,15 @@ from typing import Any
 from ...runtime.model import EventType
 from ...runtime.overlay import Topology
 from ..trace import Constraint, Subscription, Trace
-from ._common import HF_PATTERNS, arrivals, hf_values, option, sort_script
+from ._common import COUNT, HF_PATTERNS, NON_NEGATIVE, POSITIVE, SHARE, arrivals, hf_values, option, sort_script
 
 OPERATORS = (("<=", 0.35), (">=", 0.33), ("==", 0.32))
 LEVELS = (1, 3, 6, 10)  # brokers per level of the hierarchy: 20 in all
 TICK = 0.25
 GRADES = 10
+SETTINGS = {"subscribers": COUNT, "publishers": COUNT, "types": COUNT, "types_per_subscriber": COUNT,
+            "update_rate": NON_NEGATIVE, "hf_share": SHARE, "hf_rate": POSITIVE, "publish_rate": POSITIVE,
+            "duration": POSITIVE}
 
 
 def at(seed: int, s: dict[str, Any]) -> Trace:

@@ -22,11 +22,14 @@ from typing import Any
 from ...runtime.model import EventType
 from ...runtime.overlay import Topology, random_tree
 from ..trace import Constraint, Subscription, Trace
-from ._common import arrivals, option, sort_script, spread
+from ._common import COUNT, NON_NEGATIVE, POSITIVE, arrivals, option, sort_script, spread
 
 READING = EventType("htm.Reading", road=str, mile=float, density=float, speed=float)
 WINDOW = (Constraint("mile", ">=", "lo"), Constraint("mile", "<=", "hi"))  # after `road == <its road>`
 SENSOR_SPACING = 0.5
+SETTINGS = {"subscribers": COUNT, "vehicles_per_broker": COUNT, "edge_brokers": COUNT, "core_brokers": COUNT,
+            "roads": COUNT, "miles": POSITIVE, "sensors": COUNT, "window_sensors": COUNT,
+            "update_rate": NON_NEGATIVE, "publish_rate": POSITIVE, "duration": POSITIVE}
 
 
 def htm(seed: int, s: dict[str, Any]) -> Trace:

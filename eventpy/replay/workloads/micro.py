@@ -20,10 +20,15 @@ from typing import Any
 from ...runtime.model import EventType
 from ...runtime.overlay import Topology, random_tree
 from ..trace import Constraint, Subscription, Trace
-from ._common import arrivals, option, sort_script
+from ._common import COUNT, NON_NEGATIVE, POSITIVE, SHARE, arrivals, option, sort_script
 
 ATTRS = ("a0", "a1", "a2", "a3", "a4")
 WINDOW = (Constraint("a0", ">=", "lo"), Constraint("a0", "<=", "hi"))
+
+
+SETTINGS = {"brokers": COUNT, "publishers": COUNT, "subscribers": COUNT, "types": COUNT,
+            "types_per_publisher": COUNT, "types_per_subscriber": COUNT, "coverage": SHARE, "width": POSITIVE,
+            "update_rate": NON_NEGATIVE, "publish_rate": POSITIVE, "duration": POSITIVE}
 
 
 def micro(seed: int, settings: dict[str, Any]) -> Trace:
