@@ -10,6 +10,13 @@ from pathlib import Path
 from .config import ConfigError, load
 
 
+def _python_error(text: str) -> str:
+    """The last line of the last Python traceback inside a Spark error (the exception itself)."""
+    tail = text.rsplit("Traceback (most recent call last):", 1)[-1] if "Traceback" in text else ""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip() and not ln.startswith((" ", "\t"))]
+    return lines[-1] if lines else ""
+
+
 def replay(config_path: str, out: str, master: str | None = None, quiet: bool = False) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -30,9 +37,17 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     spark = session(master)
     master_url = spark.sparkContext.master
     columns = (TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=False, disable=quiet) as progress:
-        rows = run_grid(spark, config, Path(out), progress)
-        brokers = busiest_brokers(spark, Path(out), rows)
+    try:
+        with Progress(*columns, console=console, transient=False, disable=quiet) as progress:
+            rows = run_grid(spark, config, Path(out), progress)
+            brokers = busiest_brokers(spark, Path(out), rows)
+    except Exception as exc:  # a failed Spark job: the Python error in one line, the whole in a file
+        log = Path(out) / "error.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"{type(exc).__name__}: {exc}\n")
+        print(f"eventpy replay: the run failed: {_python_error(str(exc)) or type(exc).__name__}\n"
+              f"  (the whole error is in {log})", file=sys.stderr)
+        return 1
     command = "eventpy replay " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["replay"] \
         else f"eventpy replay {config_path} --out {out}"
     report = write_report(config, rows, Path(out), command=command, master=master_url,

@@ -33,7 +33,10 @@ def session(master: str | None = None, app: str = "eventpy-replay") -> Any:
                    .config("spark.driver.memory", os.environ.get("EVENTPY_SPARK_MEMORY", "4g"))
                    .config("spark.python.worker.reuse", "true"))
         spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel("ERROR")
+        # a failed task reaches the driver as an exception, which `eventpy replay` reports in one
+        # line (and writes whole to the run's error.log); Spark's own ERROR lines would repeat it
+        # as Java stack traces
+        spark.sparkContext.setLogLevel("FATAL")
         return spark
 
 
