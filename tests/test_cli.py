@@ -29,3 +29,27 @@ def test_a_failed_spark_job_is_reported_as_its_python_error():
         "\tat java.base/java.lang.Thread.run(Thread.java:840)\n")
     assert _python_error(spark_error) == "IndexError: list index out of range"
     assert _python_error("Py4JError: no traceback here") == ""
+
+
+def test_overlay_up_refuses_what_cannot_work_before_starting_anything(tmp_path):
+    """One line naming the problem, exit status 1, no broker process and no pid file."""
+    import socket
+
+    def up(*args):
+        out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--run-dir", str(tmp_path / "run"),
+                              *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        assert not list((tmp_path / "run").glob("*.pid"))
+        return out.stderr.strip()
+
+    assert "nosuch.toml: cannot read the overlay configuration" in up("--topology", "nosuch.toml")
+    assert "ports 65535..65536 are not all between 1 and 65535" in up("--brokers", "2", "--port", "65535")
+    (tmp_path / "bad.toml").write_text('[brokers]\nb0 = {host = "127.0.0.1", port = "x"}\n')
+    assert "broker 'b0' needs a port between 1 and 65535, not 'x'" in up("--topology", str(tmp_path / "bad.toml"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        (tmp_path / "busy.toml").write_text(f'[brokers]\nb0 = {{host = "127.0.0.1", port = {port}}}\n')
+        assert f"broker b0: port {port} on 127.0.0.1 is already in use; nothing was started" in up(
+            "--topology", str(tmp_path / "busy.toml"))

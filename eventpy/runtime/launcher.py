@@ -9,6 +9,7 @@ per broker. `up` returns when every broker accepts connections and every link is
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -44,6 +45,12 @@ def read_config(path: Path) -> dict[str, Any]:
     brokers = cfg.get("brokers")
     if not isinstance(brokers, dict) or not brokers:
         raise SystemExit(f"{path}: needs a [brokers.NAME] table per broker, with host and port")
+    for name, b in brokers.items():
+        port = b.get("port") if isinstance(b, dict) else None
+        if type(port) is not int or not 1 <= port <= 65535:
+            raise SystemExit(f"{path}: broker {name!r} needs a port between 1 and 65535, not {port!r}")
+        if not isinstance(b.get("host", "127.0.0.1"), str):
+            raise SystemExit(f"{path}: broker {name!r}: host must be a string")
     try:
         cfg["topology"] = Topology(tuple(brokers), tuple(tuple(link) for link in cfg.get("links", [])))
     except (TopologyError, TypeError, ValueError) as e:
@@ -83,10 +90,13 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         return 1
     config = run_dir / "overlay.toml"
     if topology.endswith(".toml"):
-        cfg_text = Path(topology).read_text()
-        config.write_text(cfg_text)
-        read_config(config)  # refuses cycles and mistakes before starting anything
+        read_config(Path(topology))  # refuses cycles and mistakes before starting anything
+        config.write_text(Path(topology).read_text())
     else:
+        if not 1 <= port <= 65535 - max(brokers - 1, 0):
+            print(f"eventpy overlay: ports {port}..{port + brokers - 1} are not all between 1 and 65535",
+                  file=sys.stderr)
+            return 1
         try:
             topo = make_topology(topology, brokers)
         except TopologyError as e:
@@ -94,6 +104,10 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
             return 1
         write_config(config, topo, host, port, mode, matcher, summary)
     cfg = read_config(config)
+    taken = _unavailable(cfg["brokers"])
+    if taken:
+        print(f"eventpy overlay: {taken}; nothing was started", file=sys.stderr)
+        return 1
     for name in cfg["brokers"]:
         (run_dir / f"{name}.status.json").unlink(missing_ok=True)
         log = open(run_dir / f"{name}.log", "ab")
@@ -116,6 +130,29 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
     print(f"the overlay was not ready within {timeout:g} s; see {run_dir}/*.log", file=sys.stderr)
     overlay_down(run_dir)
     return 1
+
+
+def _unavailable(brokers: dict[str, dict]) -> str:
+    """Why a broker of this machine could not listen where the configuration says ("" if all can):
+    a port in use, or a host that is not an address of this machine."""
+    import socket
+
+    for name, b in brokers.items():
+        host, port = b.get("host", "127.0.0.1"), b["port"]
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as e:
+            return f"broker {name}: cannot resolve host {host!r} ({e})"
+        family, _, _, _, address = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's server does
+            try:
+                s.bind(address)
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    return f"broker {name}: port {port} on {host} is already in use"
+                return f"broker {name}: cannot listen on {host}:{port} ({e.strerror})"
+    return ""
 
 
 def _statuses(run_dir: Path) -> dict[str, dict]:
