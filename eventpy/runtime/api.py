@@ -402,4 +402,7 @@ atexit.register(_at_exit)
 # that concurrent.futures (imported above, through the delivery pool) uses to join its threads
 _register_threading_exit = getattr(threading, "_register_atexit", None)
 if _register_threading_exit is not None:
-    _register_threading_exit(_before_exit)
+    try:
+        _register_threading_exit(_before_exit)
+    except RuntimeError:  # imported while the interpreter is already shutting down
+        pass
