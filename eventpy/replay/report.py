@@ -279,7 +279,8 @@ def _change(new: float, old: float) -> str:
 
 def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
     """Statements computed from this run's figures: which ratios differ from the paper's and what
-    in the run accounts for it (broker load, where the time goes)."""
+    in the run accounts for it (broker load, where the time goes); then two fixed background notes,
+    marked as such."""
     out = []
     top = max(config.subscribers)
     busiest = max((r["utilization"] for r in avg if r["subscribers"] == top), default=float("nan"))
@@ -329,6 +330,7 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
                        "spurious counts follow the flow of events, which is smaller for resub. The paper ties "
                        "spurious events to the edge broker's delay in processing updates (000 §8.3), which "
                        "grew under re-subscriptions there.")
+    out += ["", "Background (the same in every report, not computed from this run):", ""]
     out.append("- Delay and spurious events are dominated by how long an update takes to reach the "
                "brokers that filter for it: each hop is a " f"{config.link_delay * 1000:g} ms link here, "
                "plus queueing. A resubscription travels as far as a UPD but costs more per broker "
