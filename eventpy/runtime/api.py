@@ -383,8 +383,8 @@ def _before_exit() -> None:
     if embedded:
         try:
             drain(5.0)
-        except Exception:  # a callback still running, a node closing meanwhile: not at exit
-            logging.getLogger("eventpy").warning("at exit: deliveries still running after 5 s were not waited for")
+        except Exception as e:  # a callback still running, a node closing meanwhile: not at exit
+            logging.getLogger("eventpy").warning("at exit, not waited for: %s", e)
 
 
 def _at_exit() -> None:
