@@ -183,16 +183,19 @@ def overlay_status(run_dir: Path) -> int:
         print(f"no overlay in {run_dir}", file=sys.stderr)
         return 1
     table = Table(title=f"overlay in {run_dir}")
-    for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent", "msgs/s"):
+    for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",
+                "msgs/s now", "msgs/s avg"):
         table.add_column(col)
     for name, s in sorted(states.items()):
         stats = s.get("stats", {})
         subs = sum(t.get("subscriptions", 0) for t in s.get("types", {}).values())
-        rate = stats.get("received", 0) / max(s.get("uptime", 1), 1e-9)
+        average = stats.get("received", 0) / max(s.get("uptime", 1), 1e-9)
+        now = s.get("msgs_per_s")  # over the second before the status file was written
         table.add_row(name, f"{s['host']}:{s['port']}", str(s["pid"]),
                       "yes" if _alive(run_dir / f"{name}.pid") else "no",
                       ", ".join(f"{k} ({v})" for k, v in s.get("connected", {}).items()), str(subs),
-                      str(stats.get("received", 0)), str(stats.get("sent", 0)), f"{rate:.1f}")
+                      str(stats.get("received", 0)), str(stats.get("sent", 0)),
+                      "—" if now is None else f"{now:.1f}", f"{average:.1f}")
     Console(width=140).print(table)
     return 0
 

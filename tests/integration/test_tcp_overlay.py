@@ -67,7 +67,7 @@ def test_compiled_programs_across_three_brokers(overlay):
     (tmp / "subscriber.py").write_text(SUBSCRIBER)
     (tmp / "publisher.py").write_text(PUBLISHER)
     status = eventpy("overlay", "status", "--run-dir", str(run_dir), cwd=tmp, env=env)
-    assert status.returncode == 0 and "b1 (broker)" in status.stdout
+    assert status.returncode == 0 and "b1 (broker)" in status.stdout and "msgs/s now" in status.stdout
 
     sub = subprocess.Popen([sys.executable, "subscriber.py"], cwd=tmp, text=True, stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,

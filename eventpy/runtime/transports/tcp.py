@@ -332,8 +332,13 @@ class BrokerServer:
     async def _status_loop(self) -> None:
         assert self.status_file is not None
         tmp = self.status_file.with_suffix(".tmp")
+        last: tuple[float, int] | None = None  # (when, messages received) at the previous write
         while True:
             status = self.status()
+            now, received = time.monotonic(), status.get("stats", {}).get("received", 0)
+            if last is not None and now > last[0]:  # the rate since the previous write (~1 s)
+                status["msgs_per_s"] = (received - last[1]) / (now - last[0])
+            last = (now, received)
             tmp.write_text(json.dumps(status, default=str))
             os.replace(tmp, self.status_file)
             # often while links are still coming up (`overlay up` waits for ready), then once a
