@@ -27,7 +27,7 @@ METRIC_COLUMNS = (
     "subscribers long, seed long, published long, delivered long, spurious long, sub_messages long, "
     "bytes long, event_bytes_to_subscribers long, upd_sent long, sub_sent long, unsub_sent long, "
     "upd_coalesced long, latency_p50_ms double, latency_p99_ms double, delay_ms double, "
-    "delay_samples long, span_s double, memory_bytes long, utilization double, sub_share double, "
+    "delay_samples long, updates long, span_s double, memory_bytes long, utilization double, sub_share double, "
     "rum_approximated long, rum_suppressed long, wall_s double"
 )
 BROKER_COLUMNS = ("point string, broker string, sub_messages long, sub_bytes long, pub_messages long, "
@@ -71,7 +71,7 @@ def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
                           _num(m[k]) for k in ("published", "delivered", "spurious", "sub_messages", "bytes",
                                                "event_bytes_to_subscribers", "upd_sent", "sub_sent",
                                                "unsub_sent", "upd_coalesced", "latency_p50_ms",
-                                               "latency_p99_ms", "delay_ms", "delay_samples", "span_s",
+                                               "latency_p99_ms", "delay_ms", "delay_samples", "updates", "span_s",
                                                "memory_bytes", "utilization", "sub_share", "rum_approximated",
                                                "rum_suppressed", "wall_s")))
     for b in result.brokers:

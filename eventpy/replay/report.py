@@ -56,7 +56,7 @@ def averaged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (rate, n, mode, matcher), rs in sorted(groups.items()):
         row = {"update_rate": rate, "subscribers": n, "mode": mode, "matcher": matcher, "seeds": len(rs)}
         for k in TABLE_COLUMNS[4:] + ("memory_bytes", "useful", "wanted", "rum_approximated", "rum_suppressed",
-                                      "sub_share"):
+                                      "sub_share", "delay_samples", "updates"):
             row[k] = _mean([r.get(k) for r in rs])
         out.append(row)
     return out
@@ -308,6 +308,14 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
                            f"{r['sub_share']:.0%} of the busiest broker's service time under resub and "
                            f"{p['sub_share']:.0%} under parametric; the rest went to events. Updates slow "
                            "events down only where they take a large share of a busy broker's time.")
+    sampled = [r for r in avg if r["subscribers"] == top and r["update_rate"] == rate and r.get("updates")]
+    if sampled:  # every mode replays the same trace, so the same number of updates
+        counts = " and ".join(f"{fmt(r['delay_samples'])} samples for {r['mode']} {r['matcher']}" for r in sampled)
+        out.append(f"- At {rate:g} updates/s the delay is a mean over {counts}, out of "
+                   f"{fmt(sampled[0]['updates'])} updates. An update yields a sample only if an event its new "
+                   "guard takes and its old one did not reaches the subscriber before the subscription's next "
+                   "update (000 §8.1 (a)), so at high rates the figure describes the updates followed by a "
+                   "pause, and both modes see the same pauses.")
     still = {(r["mode"], r["matcher"]): r for r in avg if r["subscribers"] == top and r["update_rate"] == 0}
     for matcher in config.matchers:
         p, q = still.get(("parametric", matcher)), still.get(("resub", matcher))

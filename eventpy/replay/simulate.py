@@ -120,6 +120,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         "latency_p99_ms": _ms(metrics["latency_p99"]),
         "delay_ms": _ms(metrics["delay_mean"]),
         "delay_samples": metrics["delay_samples"],
+        "updates": len(trace.updates),  # parameter changes the trace makes (delay_samples is out of these)
         "span_s": last - t0,
         "memory_bytes": max((r["memory_bytes"] for r in rows), default=0),
         "utilization": max((r["utilization"] for r in rows), default=0.0),

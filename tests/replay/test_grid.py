@@ -85,6 +85,11 @@ def test_the_report_has_tables_table_i_and_plots(replayed):
         assert heading in text
     assert "| fastint | delay of resub / parametric |" in text
     assert "4.05×" in text  # the paper's AT figure beside ours
+    top = [r for r in rows if r["update_rate"] == 100 and r["subscribers"] == 40]
+    updates = {r["updates"] for r in top}
+    assert len(updates) == 1 and all(0 <= r["delay_samples"] <= r["updates"] for r in top)  # same trace
+    assert f"out of {updates.pop():,} updates" in text  # how many updates the delay rests on
+    assert "Background (the same in every report" in text
     for name in ("throughput", "delay_ms", "spurious", "sub_messages"):
         assert (out / "plots" / f"{name}.png").stat().st_size > 1000
 
