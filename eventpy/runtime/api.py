@@ -31,6 +31,15 @@ _nodes: list["Node"] = []
 _closed_stats: Counter = Counter()  # counters of nodes already closed
 
 
+def _event_type_of(x: Any) -> EventType:
+    if isinstance(x, EventType):
+        return x
+    etype = getattr(getattr(x, "__self__", None), "etype", None)  # `Class.method` of an .epy class
+    if isinstance(etype, EventType):
+        return etype
+    raise TypeError(f"advertise needs an EventType or an event method of an .epy class, got {type(x).__name__}")
+
+
 def _param_kind(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
@@ -213,7 +222,11 @@ class Node:
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
         self._local.publish(etype, etype.values_from(attrs))
 
-    def advertise(self, etype: EventType) -> None:
+    def advertise(self, etype: Any) -> None:
+        """Tell the overlay this node publishes `etype`: an EventType, or an event method of an
+        .epy class (`node.advertise(Monitor.quote)`). Subscriptions follow advertisements, so a
+        publisher advertises, then drains, before its first events."""
+        etype = _event_type_of(etype)
         self._local.send(lambda core: core.advertise(etype))
 
     def stats(self) -> Counter:

@@ -217,3 +217,11 @@ def test_a_script_that_ends_without_drain_still_runs_its_callbacks():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0 and out.stderr == "", out.stderr
     assert out.stdout.split() == [str(float(i % 20)) for i in range(200) if i % 20 < 10]
+
+
+def test_advertise_takes_an_event_type_or_an_event_method_and_refuses_anything_else():
+    node = eventpy.connect()
+    node.advertise(eventpy.EventType("adv.Tick", n=int))
+    with pytest.raises(TypeError, match="advertise needs an EventType or an event method of an .epy class, got int"):
+        node.advertise(42)
+    eventpy.shutdown()
