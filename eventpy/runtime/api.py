@@ -217,7 +217,9 @@ class Node:
                 self._settle_later(state)
 
     def publish(self, etype: EventType, /, **attrs: Any) -> None:
-        """Publish an event; returns at once (000 §4.2)."""
+        """Publish an event; returns at once (000 §4.2), unless MAX_OUTBOX messages already wait for
+        a broker that is not taking them: then it waits for room (backpressure) and raises
+        TimeoutError after PUBLISH_WAIT seconds without publishing (eventpy.runtime.embedded)."""
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
         self._local.publish(etype, etype.values_from(attrs))
