@@ -297,7 +297,7 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
     """`tcp://host:port`: a node with its own connection to that broker."""
     from urllib.parse import urlsplit
 
-    from .transports.tcp import TcpOverlay
+    from .transports.tcp_client import TcpOverlay
 
     parts = urlsplit(url)
     if parts.scheme != "tcp" or not parts.hostname or not parts.port:

@@ -1,0 +1,188 @@
+"""The TCP transport, client side: a process attaches its nodes to one broker over asyncio streams
+(its own loop on a daemon thread), the same `ClientCore` as in the embedded overlay.
+
+A client's messages stay in its node's outbox until the writer takes them, after the socket
+drained, so a lagging broker lets UPDs coalesce (backpressure reaches the client; past
+MAX_OUTBOX, publish waits). When its broker goes away the node reconnects with backoff and
+re-establishes its advertisements and subscriptions with their current values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import threading
+
+from .._executor import DeliveryPool
+from ..embedded import LocalNode
+from ..messages import Hello
+from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode
+from ._handshake import PROTOCOL, _READ, _hello, authenticate, secret_from_env
+
+log = logging.getLogger("eventpy.tcp")
+
+
+class TcpOverlay:
+    """A process's attachment to a broker over TCP: one connection per node, one asyncio loop."""
+
+    _names = itertools.count(1)
+
+    def __init__(self, host: str, port: int, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.host, self.port = host, port
+        self.max_frame = max_frame
+        self.mode = "parametric"
+        self.pool = DeliveryPool()
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="eventpy-tcp", daemon=True)
+        self._thread.start()
+        self._events: dict[str, asyncio.Event] = {}
+        self._writers: dict[str, asyncio.StreamWriter] = {}
+        self._writing: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's writer, while connected
+        self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
+
+    def config(self) -> dict:
+        return {"url": f"tcp://{self.host}:{self.port}", "mode": self.mode}
+
+    def edge_name(self) -> str:
+        """The broker this process is attached to (as it introduced itself)."""
+        return self.edge
+
+    def attach(self, name: str | None = None) -> LocalNode:
+        name = name or f"{os.uname().nodename}-{os.getpid()}-{next(self._names)}"
+        fut = asyncio.run_coroutine_threadsafe(self._open(name), self.loop)
+        return fut.result(timeout=15)
+
+    async def _connect(self, name: str) -> tuple:
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        secret = secret_from_env()
+        writer.write(encode(Hello(name, "client", PROTOCOL, auth=secret is not None)))
+        decoder = FrameDecoder(self.max_frame)
+        hello, early = await _hello(reader, decoder)
+        self.edge = hello.node
+        if hello.mode:
+            self.mode = hello.mode
+        if secret is None and hello.auth:
+            writer.close()
+            raise ConnectionError("the broker requires authentication: set EVENTPY_SECRET")
+        if secret is not None and not hello.auth:
+            writer.close()
+            raise ConnectionError("authentication with the broker failed: it has no secret")
+        try:
+            await authenticate(secret, name, hello.node, reader, writer, decoder, early)
+        except (WireError, asyncio.TimeoutError) as e:
+            writer.close()
+            raise ConnectionError(f"authentication with the broker failed: {e}") from None
+        return reader, writer, decoder, early
+
+    async def _open(self, name: str) -> LocalNode:
+        conn = await self._connect(name)  # the first connection fails loudly (ConnectionError)
+        node = LocalNode(self, name)  # type: ignore[arg-type]
+        self._events[name] = asyncio.Event()
+        asyncio.get_running_loop().create_task(self._run(node, conn))
+        return node
+
+    async def _run(self, node: LocalNode, conn: tuple) -> None:
+        """Keep the node connected: when its broker goes away, reconnect with backoff and
+        re-establish its advertisements and subscriptions with their current values."""
+        delay = 0.05
+        while True:
+            reader, writer, decoder, early = conn
+            for msg in early:
+                node.receive(msg)
+            self._writers[node.link] = writer
+            self._events[node.link].set()
+            tasks = [asyncio.create_task(self._read(node, reader, decoder)),
+                     asyncio.create_task(self._write(node, writer))]
+            self._writing[node.link] = (node, tasks[1])
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for t in tasks:
+                t.cancel()
+            writer.close()
+            if node.closed:
+                return
+            log.warning("node %s: lost its broker %s:%s; reconnecting", node.link, self.host, self.port)
+            while True:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                try:
+                    conn = await self._connect(node.link)
+                    break
+                except (ConnectionError, OSError, WireError, asyncio.TimeoutError):
+                    continue
+            delay = 0.05
+            with node.lock:
+                node.core.resync()
+            log.warning("node %s: reconnected to %s:%s", node.link, self.host, self.port)
+
+    async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder) -> None:
+        try:
+            while True:
+                data = await reader.read(_READ)
+                if not data:
+                    break
+                node.receive_many(decoder.feed(data))
+        except WireError as e:
+            log.warning("node %s: closing the connection to %s:%s: %s", node.link, self.host, self.port, e)
+            node.receive_many(e.before)  # FIFO: what came before the bad frame is delivered
+        except (ConnectionError, OSError) as e:
+            log.warning("node %s: connection to %s:%s lost: %s", node.link, self.host, self.port, e)
+
+    async def _write(self, node: LocalNode, writer: asyncio.StreamWriter) -> None:
+        event = self._events[node.link]
+        try:
+            while True:
+                await event.wait()
+                event.clear()
+                node._flagged = False  # from here on, new output wakes the writer again
+                while node.has_output():
+                    msgs = node.take()
+                    writer.write(b"".join([encode(m, self.max_frame) for m in msgs]))
+                    await writer.drain()  # messages not yet taken keep coalescing meanwhile
+                if node.closed and not node.has_output():
+                    return
+        except (ConnectionError, OSError) as e:
+            log.warning("node %s: cannot write to %s:%s: %s", node.link, self.host, self.port, e)
+
+    def wake(self, node: LocalNode) -> None:
+        if node._flagged:
+            return  # the writer has been woken and has not started taking yet
+        event = self._events.get(node.link)
+        if event is not None:
+            node._flagged = True
+            self.loop.call_soon_threadsafe(event.set)
+
+    def detach(self, node: LocalNode) -> None:
+        self.wake(node)  # the writer sends what is left, then closes
+
+    def stop(self, flush_timeout: float = 5.0) -> None:
+        """Stop the connections. A closed node's writer first sends what its outbox still holds
+        (up to `flush_timeout` seconds in all): a program that publishes and exits loses nothing
+        that a reachable broker could take."""
+        async def close_all() -> None:
+            writing = [t for node, t in self._writing.values() if node.closed and not t.done()]
+            if writing:
+                _, late = await asyncio.wait(writing, timeout=flush_timeout)
+                if late:
+                    log.warning("%d node(s) could not send what they still held within %gs; it is lost",
+                                len(late), flush_timeout)
+            for w in self._writers.values():
+                w.close()
+            for w in self._writers.values():  # the bytes already written leave before the loop stops
+                try:
+                    await asyncio.wait_for(w.wait_closed(), flush_timeout)
+                except (asyncio.TimeoutError, ConnectionError, OSError):
+                    pass
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=2 * flush_timeout + 5)
+        except Exception:  # a loop that is already gone has nothing left to close
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        self.pool.shutdown()
