@@ -1,14 +1,17 @@
 """The Spark session of a replay: local[*] unless a master URL is given, bound to 127.0.0.1 with
-its web UI off, quiet logs. One session per process (tests share it through a fixture)."""
+its web UI off, quiet logs (EVENTPY_SPARK_LOGS=1 for Spark's own). One session per process (tests
+share it through a fixture)."""
 
 from __future__ import annotations
 
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any, Callable
 
 _lock = threading.Lock()
+_LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def session(master: str | None = None, app: str = "eventpy-replay") -> Any:
@@ -32,11 +35,16 @@ def session(master: str | None = None, app: str = "eventpy-replay") -> Any:
                    # too little for the joins of a paper-scale grid
                    .config("spark.driver.memory", os.environ.get("EVENTPY_SPARK_MEMORY", "4g"))
                    .config("spark.python.worker.reuse", "true"))
+        verbose = os.environ.get("EVENTPY_SPARK_LOGS") == "1"
+        if not verbose:  # quiet from the JVM's start (log4j2.properties beside this file)
+            builder = builder.config("spark.driver.extraJavaOptions",
+                                     f"-Dlog4j2.configurationFile={_LOG_CONFIG.as_uri()}")
         spark = builder.getOrCreate()
-        # a failed task reaches the driver as an exception, which `eventpy replay` reports in one
-        # line (and writes whole to the run's error.log); Spark's own ERROR lines would repeat it
-        # as Java stack traces
-        spark.sparkContext.setLogLevel("FATAL")
+        if not verbose:
+            # a failed task reaches the driver as an exception, which `eventpy replay` reports in
+            # one line (and writes whole to the run's error.log); Spark's own ERROR lines would
+            # repeat it as Java stack traces
+            spark.sparkContext.setLogLevel("FATAL")
         return spark
 
 
