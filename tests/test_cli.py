@@ -53,3 +53,22 @@ def test_overlay_up_refuses_what_cannot_work_before_starting_anything(tmp_path):
         (tmp_path / "busy.toml").write_text(f'[brokers]\nb0 = {{host = "127.0.0.1", port = {port}}}\n')
         assert f"broker b0: port {port} on 127.0.0.1 is already in use; nothing was started" in up(
             "--topology", str(tmp_path / "busy.toml"))
+
+
+def test_overlay_down_stops_only_brokers_it_started(tmp_path):
+    """A pid file whose pid now belongs to another program (pids are reused) is removed without
+    signalling that program."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "overlay.toml").write_text('[brokers]\nb0 = {host = "127.0.0.1", port = 7100}\n')
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (run_dir / "b0.pid").write_text(str(other.pid))
+        out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(run_dir)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "stopped 0 broker(s); 1 had already exited" in out.stdout
+        assert other.poll() is None  # still running: not ours
+        assert not (run_dir / "b0.pid").exists()
+    finally:
+        other.kill()
+        other.wait()

@@ -85,9 +85,15 @@ def run_broker(config: Path, name: str) -> int:
 def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str,
                matcher: str, summary: str, timeout: float = 20.0) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
-    if any(run_dir.glob("*.pid")):
+    pid_files = list(run_dir.glob("*.pid"))
+    if any(_alive(f) for f in pid_files):
         print(f"an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)
         return 1
+    for f in pid_files:  # brokers that died (or a machine that rebooted) left these behind
+        f.unlink(missing_ok=True)
+        (run_dir / f.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
+    if pid_files:
+        print(f"overlay up: removed {len(pid_files)} pid file(s) of brokers no longer running")
     config = run_dir / "overlay.toml"
     if topology.endswith(".toml"):
         read_config(Path(topology))  # refuses cycles and mistakes before starting anything
@@ -166,11 +172,29 @@ def _statuses(run_dir: Path) -> dict[str, dict]:
 
 
 def _alive(pid_file: Path) -> bool:
+    """Does the pid file name a running broker of this run directory (not a zombie, not a
+    process that reused the pid)?"""
     try:
         pid = int(pid_file.read_text())
-        os.kill(pid, 0)
-        return True
     except (OSError, ValueError):
+        return False
+    return _running(pid) and _broker_of(pid, pid_file.parent)
+
+
+def _broker_of(pid: int, run_dir: Path) -> bool:
+    """Is `pid` an `eventpy broker` started with this run directory's overlay.toml? Where /proc
+    cannot tell, yes."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return not Path("/proc/self").exists()
+    if "broker" not in args or "--config" not in args[:-1]:
+        return False
+    config = Path(args[args.index("--config") + 1])
+    try:
+        return (cwd / config).resolve() == (run_dir / "overlay.toml").resolve()
+    except OSError:
         return False
 
 
@@ -201,12 +225,16 @@ def overlay_status(run_dir: Path) -> int:
 
 
 def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
-    pids = {}
+    """Stop the brokers this run directory started, and only those: a pid file whose process is
+    gone, or whose pid now belongs to another program, is removed without a signal."""
+    pids, gone = {}, 0
     for f in run_dir.glob("*.pid"):
-        try:
+        if _alive(f):
             pids[f] = int(f.read_text())
-        except (OSError, ValueError):
+        else:
+            gone += 1
             f.unlink(missing_ok=True)
+            (run_dir / f.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
     for f, pid in pids.items():
         try:
             os.kill(pid, signal.SIGTERM)
@@ -223,7 +251,8 @@ def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
                 pass
         f.unlink(missing_ok=True)
         (run_dir / f.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
-    print(f"overlay down: stopped {len(pids)} broker(s)")
+    print(f"overlay down: stopped {len(pids)} broker(s)"
+          + (f"; {gone} had already exited" if gone else ""))
     return 0
 
 

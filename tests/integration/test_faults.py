@@ -16,6 +16,8 @@ import pytest
 
 import eventpy
 
+from ._procs import eventpy as run_eventpy
+
 Q = eventpy.EventType("faults.Quote", firm=str, price=float, n=int)
 
 
@@ -93,3 +95,27 @@ def _drains() -> bool:
         return True
     except TimeoutError:
         return False
+
+
+def test_an_overlay_whose_brokers_all_died_can_be_started_again(overlay):
+    """`status` says they are not alive (a zombie is not alive either), and `up` in the same run
+    directory removes their pid files instead of refusing."""
+    for f in overlay.run_dir.glob("*.pid"):
+        os.kill(int(f.read_text()), signal.SIGKILL)
+    time.sleep(0.3)
+    status = run_eventpy("overlay", "status", "--run-dir", str(overlay.run_dir), cwd=overlay.dir, env=overlay.env)
+    rows = [ln for ln in status.stdout.splitlines() if ln.startswith("│ b")]
+    assert len(rows) == 3 and all("│ no " in ln for ln in rows), status.stdout
+    up = run_eventpy("overlay", "up", "--brokers", "3", "--port", str(overlay.port), "--run-dir",
+                     str(overlay.run_dir), cwd=overlay.dir, env=overlay.env)
+    assert up.returncode == 0, up.stderr
+    assert "removed 3 pid file(s) of brokers no longer running" in up.stdout
+    node = eventpy.connect(f"tcp://127.0.0.1:{overlay.port + 2}")  # the new overlay serves
+    got = []
+    node.subscribe(Q, "True", on_event=lambda ev: got.append(ev.n))
+    pub = eventpy.connect(f"tcp://127.0.0.1:{overlay.port}")
+    pub.advertise(Q)
+    eventpy.drain(10)
+    pub.publish(Q, firm="IBM", price=1.0, n=7)
+    eventpy.drain(10)
+    assert got == [7]
