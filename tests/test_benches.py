@@ -46,3 +46,11 @@ def test_the_overlay_benchmark_runs_real_processes_and_reports_every_key():
     assert cpu["publisher"] > 0 and cpu["subscriber"] > 0, cpu  # their own process clocks
     assert row["overlay_runs"] == [row["events_per_s"]] and row["relay_runs"] == [row["relay_events_per_s"]]
     assert check["result"] in ("PASS", "FAIL")
+
+
+def test_the_hops_benchmark_reports_every_part_against_the_relay():
+    rows = run_bench("tools/bench/hops.py", "--json", "--quick", "--events", "2000")
+    assert [r["part"] for r in rows] == ["relay (decode + re-send)", "decode", "broker, middle", "broker, edge",
+                                         "subscriber, inline", "subscriber, queued", "subscriber, pool"]
+    assert rows[0]["vs_relay"] == 1.0
+    assert all(r["events"] == 2000 and r["cpu_us_per_event"] > 0 for r in rows)
