@@ -42,6 +42,7 @@ test: $(STAMP) live-deps
 bench: $(STAMP)
 	$(BIN)/python tools/bench/matching.py --quick
 	$(BIN)/python tools/bench/updates.py --quick
+	$(BIN)/python tools/bench/hops.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
