@@ -246,8 +246,7 @@ class Node:
             for state in list(self._local.core.subs.values()):
                 self._local.core.unsubscribe(state)
         with self._local.lock:
-            self._local.closed = True
-            self._local.room.notify_all()  # a publish waiting for room gives up
+            self._local.mark_closed()
             if self._settler is not None:
                 self._settler.cancel()
                 self._settler = None

@@ -71,6 +71,12 @@ class LocalNode:
             self.core.publish(etype, values)
         self.overlay.wake(self)
 
+    def mark_closed(self) -> None:
+        """No more sends from users (under the node lock); a publish waiting for room gives up."""
+        with self.lock:
+            self.closed = True
+            self.room.notify_all()
+
     def _wait_for_room(self) -> None:
         """Under the node lock (released while waiting): until the transport has taken some of
         the outbox, the node closes, or `publish_wait` runs out (TimeoutError, nothing published)."""

@@ -90,8 +90,7 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         print(f"an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)
         return 1
     for f in pid_files:  # brokers that died (or a machine that rebooted) left these behind
-        f.unlink(missing_ok=True)
-        (run_dir / f.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
+        _forget(f)
     if pid_files:
         print(f"overlay up: removed {len(pid_files)} pid file(s) of brokers no longer running")
     config = run_dir / "overlay.toml"
@@ -233,8 +232,7 @@ def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
             pids[f] = int(f.read_text())
         else:
             gone += 1
-            f.unlink(missing_ok=True)
-            (run_dir / f.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
+            _forget(f)
     for f, pid in pids.items():
         try:
             os.kill(pid, signal.SIGTERM)
@@ -249,11 +247,16 @@ def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        f.unlink(missing_ok=True)
-        (run_dir / f.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
+        _forget(f)
     print(f"overlay down: stopped {len(pids)} broker(s)"
           + (f"; {gone} had already exited" if gone else ""))
     return 0
+
+
+def _forget(pid_file: Path) -> None:
+    """A broker's pid file and status file, removed (it was stopped, or is gone)."""
+    pid_file.unlink(missing_ok=True)
+    pid_file.with_name(pid_file.name.replace(".pid", ".status.json")).unlink(missing_ok=True)
 
 
 def _running(pid: int) -> bool:

@@ -306,8 +306,7 @@ class FrameDecoder:
                 pos += 4 + n
                 out.append(decode_body(buf[pos - n:pos]))  # one copy of the body, no frame bytes
         except WireError as e:
-            buf.clear()
-            e.before = out
+            self._refuse(e, out)
             raise
         del buf[:pos]
         return out
@@ -329,11 +328,16 @@ class FrameDecoder:
                 pos += 4 + n
                 out.append((decode_body(buf[pos - n:pos]), frame))
         except WireError as e:
-            buf.clear()
-            e.before = out
+            self._refuse(e, out)
             raise
         del buf[:pos]
         return out
+
+    def _refuse(self, error: WireError, decoded: list) -> None:
+        """A bad frame ends the stream: nothing after it is kept, what came before goes with the
+        error (FIFO: the link handles it, then closes)."""
+        self._buf.clear()
+        error.before = decoded
 
     def close(self) -> None:
         """The peer closed: a partial frame left over is a truncated frame."""

@@ -92,9 +92,7 @@ def test_a_publish_waiting_for_room_ends_when_the_node_closes():
     t = threading.Thread(target=blocked)
     t.start()
     time.sleep(0.1)
-    with node.lock:  # as Node.close does
-        node.closed = True
-        node.room.notify_all()
+    node.mark_closed()  # what Node.close does
     t.join(5)
     assert not t.is_alive()
     assert len(errors) == 1 and isinstance(errors[0], RuntimeError) and "closed" in str(errors[0])
