@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._diagnostics import CompileError, CompileErrors, InternalError, Where
-from ._lower import lower
-from ._rewrite import rewrite
 
 
 def compile_source(source: str, path: str = "<epy>", module_name: str | None = None) -> str:
     """The Python text of an .epy source; raises CompileError(s) for the user's mistakes."""
+    # lark and libcst are imported on the first compilation, not by `import eventpy` (which
+    # installs the import hook from this package): a program without .epy modules never loads them
+    from ._lower import lower
+    from ._rewrite import rewrite
+
     if module_name is None:
         module_name = Path(path).stem if path and not path.startswith("<") else "__main__"
     Where.line = 1
