@@ -293,22 +293,32 @@ class ClientCore:
             self.acked[msg.ref] = msg.failed
             return []
         if kind is Pub:
-            self.n_received += 1
-            if len(msg.sids) == 1:  # the common case: one subscription of this client matched
-                state = self._by_sid.get(msg.sids[0] & _BASE_MASK)
-                if state is None or state.closed:
-                    return []
-                return [(state, received_event(state.etype, msg.values, (msg.origin, msg.seq, msg.time)))]
-            seen: set[int] = set()
-            out = []
-            for sid in msg.sids:
-                state = self._by_sid.get(sid & _BASE_MASK)
-                if state is None or state.closed or id(state) in seen:
-                    continue  # one delivery per subscription, whatever matched (disjuncts, aliases)
-                seen.add(id(state))
-                out.append((state, received_event(state.etype, msg.values, (msg.origin, msg.seq, msg.time))))
-            return out
+            states = self.targets(msg)
+            if not states:
+                return []
+            meta = (msg.origin, msg.seq, msg.time)
+            if len(states) == 1:
+                return [(states[0], received_event(states[0].etype, msg.values, meta))]
+            return [(state, received_event(state.etype, msg.values, meta)) for state in states]
         return []
+
+    def targets(self, msg: Pub) -> list[SubscriptionState]:
+        """The open subscriptions of this client that a PUB is addressed to, each once (whatever
+        matched: disjuncts, aliases of one subscription)."""
+        self.n_received += 1
+        sids = msg.sids
+        if len(sids) == 1:  # the common case: one subscription of this client matched
+            state = self._by_sid.get(sids[0] & _BASE_MASK)
+            if state is None or state.closed:
+                return []
+            return [state]
+        out: list[SubscriptionState] = []
+        for sid in sids:
+            state = self._by_sid.get(sid & _BASE_MASK)
+            if state is None or state.closed or any(s is state for s in out):
+                continue
+            out.append(state)
+        return out
 
     def deliver(self, state: SubscriptionState, event: Event) -> bool:
         """The local filter (Fig. 5 line 11), evaluated at the last moment before the callback:
