@@ -208,8 +208,12 @@ class BrokerServer:
                 if not data:
                     decoder.close()
                     break
-                for msg, frame in decoder.feed_frames(data):
-                    route(handle(link, msg), msg, frame)
+                batch: dict[str, list[bytes]] = {}
+                try:
+                    for msg, frame in decoder.feed_frames(data):
+                        route(handle(link, msg), msg, frame, batch)
+                finally:  # what was routed is sent, also when a later message fails
+                    self._send_batch(batch)
         except WireError as e:
             log.warning("%s: closing %r: %s", self.broker.name, link, e)
             try:  # the link is FIFO: what came before the bad frame is handled, then it closes
@@ -232,28 +236,46 @@ class BrokerServer:
             self.roles.pop(link, None)
             self._route(self.broker.disconnect(link))
 
-    def _route(self, sends: list, received: Any = None, frame: bytes = b"") -> None:
+    def _route(self, sends: list, received: Any = None, frame: bytes = b"",
+               batch: dict[str, list[bytes]] | None = None) -> None:
+        """Encode `sends` (link, message) into frames. With `batch`, the frames are appended to it
+        per link and the caller sends them (`_send_batch`) once it has routed a whole read: one
+        send per link and read instead of one per message (the order per link is kept, and no
+        other task runs in between: there is no await)."""
+        own = batch is None
+        if own:
+            batch = {}
         encoded: dict[int, bytes] | None = None  # a message sent to several links is encoded once
         for link, msg in sends:
-            out = self.links.get(link)
-            if out is None:
+            if link not in self.links:
                 continue
             if msg is received and frame:  # forwarded as it came
-                out.send(frame)
-                continue
-            if frame and type(msg) is Pub and msg.sids and type(received) is Pub \
-                    and msg.values is received.values and msg.seq == received.seq:
-                data = pub_frame_for(frame, msg.sids)  # the event to a client: splice
-                if data is not None and len(data) - 4 <= self.max_frame:
-                    out.send(data)
-                    continue
-            data = encoded.get(id(msg)) if encoded is not None else None
-            if data is None:
-                data = encode(msg, self.max_frame)
-                if encoded is None:
-                    encoded = {}
-                encoded[id(msg)] = data
-            out.send(data)
+                data = frame
+            elif frame and type(msg) is Pub and msg.sids and type(received) is Pub \
+                    and msg.values is received.values and msg.seq == received.seq \
+                    and (data := pub_frame_for(frame, msg.sids)) is not None \
+                    and len(data) - 4 <= self.max_frame:
+                pass  # the event to a client: spliced from the received frame
+            else:
+                data = encoded.get(id(msg)) if encoded is not None else None
+                if data is None:
+                    data = encode(msg, self.max_frame)
+                    if encoded is None:
+                        encoded = {}
+                    encoded[id(msg)] = data
+            frames = batch.get(link)
+            if frames is None:
+                batch[link] = [data]
+            else:
+                frames.append(data)
+        if own:
+            self._send_batch(batch)
+
+    def _send_batch(self, batch: dict[str, list[bytes]]) -> None:
+        for link, frames in batch.items():
+            out = self.links.get(link)
+            if out is not None:
+                out.send(frames[0] if len(frames) == 1 else b"".join(frames))
 
     def status(self) -> dict:
         d = self.broker.describe()
