@@ -38,7 +38,8 @@ def node_with_bound(bound: int, wait: float) -> LocalNode:
 
 
 def pubs(msgs) -> list[int]:
-    return [m.values[0] for m in msgs if type(m) is Pub]
+    """The first value of each event: taken (a Pub) or still queued (a plain tuple)."""
+    return [m.values[0] if type(m) is Pub else m[1][0] for m in msgs if type(m) in (Pub, tuple)]
 
 
 def test_publish_waits_at_the_bound_until_the_transport_takes_and_loses_nothing():

@@ -135,8 +135,7 @@ class SimClient:
     def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
         """Publish now; returns the event's identity (origin, sequence number)."""
         values = etype.values_from(attrs)
-        msg = self._do(lambda core: core.publish(etype, values))
-        return msg.origin, msg.seq
+        return self.name, self._do(lambda core: core.publish(etype, values))
 
     def advertise(self, etype: EventType) -> None:
         self._do(lambda core: core.advertise(etype))
