@@ -389,8 +389,8 @@ class Broker:
             return
         broker_links = self.broker_links
         from_broker = link in broker_links
-        brokers: list = []
-        clients: dict[Link, list[int]] | None = None
+        brokers: list | None = None  # in the order matched, each once
+        clients: dict[Link, tuple] | None = None  # client link -> the sids it gets
         subs = ts.subs
         for key in keys:
             target, sid, ci = key
@@ -400,25 +400,27 @@ class Broker:
             if state.residual[ci] and not state.residual_holds(ci, values):
                 continue
             if target in broker_links:
-                if target not in brokers:
+                if brokers is None:
+                    brokers = [target]
+                elif target not in brokers:
                     brokers.append(target)
+            elif clients is None:
+                clients = {target: (sid,)}
             else:
-                if clients is None:
-                    clients = {}
                 sids = clients.get(target)
                 if sids is None:
-                    clients[target] = [sid]
+                    clients[target] = (sid,)
                 elif sid not in sids:
-                    sids.append(sid)
-        if brokers:
+                    clients[target] = sids + (sid,)
+        if brokers is not None:
             fwd = msg if not msg.sids else Pub(msg.etype, values, msg.origin, msg.seq, msg.time)
             for target in brokers:
                 out.append((target, fwd))
-        if clients:
+            self.n_pub_forwarded += len(brokers)
+        if clients is not None:
             for target, sids in clients.items():
-                out.append((target, Pub(msg.etype, values, msg.origin, msg.seq, msg.time, tuple(sids))))
+                out.append((target, Pub(msg.etype, values, msg.origin, msg.seq, msg.time, sids)))
             self.n_pub_forwarded += len(clients)
-        self.n_pub_forwarded += len(brokers)
 
     # -- drain barrier --------------------------------------------------------------------------------
     def _on_flush(self, link: Link | None, msg: Flush, out: Sends) -> None:
