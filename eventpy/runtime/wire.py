@@ -259,10 +259,13 @@ def pub_frame_for(frame: bytes, sids: tuple) -> bytes | None:
     if frame[-1] != _NO_SIDS:
         return None
     if len(sids) == 1 and 0 <= sids[0] < 128:  # one subscription with a small sid: [fixint]
-        tail = bytes((0x91, sids[0]))
+        tail = _ONE_SMALL_SID[sids[0]]
     else:
         tail = msgpack.packb(list(sids))
-    return _LEN.pack(len(frame) - 5 + len(tail)) + frame[4:-1] + tail
+    return b"".join((_LEN.pack(len(frame) - 5 + len(tail)), frame[4:-1], tail))
+
+
+_ONE_SMALL_SID = [bytes((0x91, sid)) for sid in range(128)]  # msgpack's [sid] for sids 0..127
 
 
 def decode_body(body: bytes) -> Any:

@@ -251,8 +251,8 @@ class BrokerServer:
                 continue
             if msg is received and frame:  # forwarded as it came
                 data = frame
-            elif frame and type(msg) is Pub and msg.sids and type(received) is Pub \
-                    and msg.values is received.values and msg.seq == received.seq \
+            elif type(msg) is Pub and type(received) is Pub and msg.values is received.values \
+                    and msg.seq == received.seq and msg.sids and frame \
                     and (data := pub_frame_for(frame, msg.sids)) is not None \
                     and len(data) - 4 <= self.max_frame:
                 pass  # the event to a client: spliced from the received frame
