@@ -27,6 +27,7 @@ from .model import received_event
 
 log = logging.getLogger("eventpy.embedded")
 _BATCH = 64
+Batches = dict[int, tuple[SerialQueue, list, list]]  # id(delivery group) -> its queue, subscriptions, event data
 _names = itertools.count(1)
 # A node holds at most this many messages for its broker: past it, publish waits for the
 # transport to take some (backpressure from a slow or unreachable broker instead of a memory that
@@ -155,25 +156,26 @@ class LocalNode:
 
     def receive_many(self, msgs: list) -> None:
         """Several messages in arrival order: deliveries to one queue go as one task (fewer
-        thread hand-offs under load); a FLUSH still waits for every delivery before it.
+        thread hand-offs under load); a FLUSH still waits for every delivery before it."""
+        batches: Batches = {}
+        self.gather(msgs, batches)
+        self.submit(batches)
+
+    def gather(self, msgs: list, batches: Batches) -> None:
+        """`receive_many` without the final `submit`: the events join `batches` (a reader can
+        gather several slices of one read and hand them off once). Any other message submits
+        what was gathered first and is handled in its place.
 
         A queued delivery is its subscription (in a list per task) and the event's data in one
         tuple of scalars; the Event is built on the delivery thread. Such tuples leave the
         garbage collector's lists at its first look, so a backlog of deliveries does not grow the
         heap that every later collection walks (as queued Event objects did: ~0.5 us per event
         under load, tools/bench/hops.py)."""
-        batches: dict[int, tuple[SerialQueue, list, list]] = {}  # id(group) -> queue, states, data
-
-        def submit() -> None:
-            for q, states, data in batches.values():
-                q.submit(lambda states=states, data=data: self._deliver_all(states, data))
-            batches.clear()
-
         core = self.core
         i, n = 0, len(msgs)
         while i < n:
             if type(msgs[i]) is not Pub:
-                submit()
+                self.submit(batches)
                 self.receive(msgs[i])
                 i += 1
                 continue
@@ -187,7 +189,12 @@ class LocalNode:
                         batch[1].append(state)
                         batch[2].append((msg.values, msg.origin, msg.seq, msg.time))
                     i += 1
-        submit()
+
+    def submit(self, batches: Batches) -> None:
+        """Hand what `gather` collected to the delivery queues, one task per queue."""
+        for q, states, data in batches.values():
+            q.submit(lambda states=states, data=data: self._deliver_all(states, data))
+        batches.clear()
 
     def _deliver_all(self, states: list, data: list) -> None:
         # The local filter runs without the node lock (the subscription's variables are replaced

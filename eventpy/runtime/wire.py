@@ -294,14 +294,16 @@ class FrameDecoder:
         self.max_frame = max_frame
         self._buf = bytearray()
 
-    def feed(self, data: bytes) -> list[Any]:
+    def feed(self, data: bytes, limit: int = 1 << 62) -> list[Any]:
+        """The messages completed by `data`, at most `limit` of them; the rest stay buffered
+        for the next call (feed(b"", limit) goes on)."""
         self._buf += data
         out = []
         buf = self._buf
         end = len(buf)
         pos = 0
         try:
-            while end - pos >= 4:
+            while end - pos >= 4 and len(out) < limit:
                 (n,) = _LEN.unpack_from(buf, pos)
                 if n > self.max_frame:
                     raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")

@@ -10,8 +10,9 @@ would deliver them:
 * broker, middle: `feed_frames`, `Broker.handle`, `BrokerServer._route` (frames from a broker,
   to a broker); broker, edge: the same, the subscriber being a client (the frame is re-addressed);
 * subscriber, inline: decode, `ClientCore.receive`, the local filter and the callback on one thread;
-* subscriber, queued: `LocalNode.receive_many` and the delivery pool's task, run on the reading
-  thread (the bookkeeping without the hand-off);
+* subscriber, queued: what the client's reader does with a read (`receive_read`: decode, then
+  `LocalNode.receive_many`) and the delivery pool's task, run on the reading thread (the
+  bookkeeping without the hand-off);
 * subscriber, pool: the real path, callbacks on the delivery thread (CPU of the whole process).
 Each is timed with the process CPU clock, best of R repeats; ratios are to the relay, measured in
 the same run. No sockets, no event loop: the figures say what each hop costs beyond the codec,
@@ -42,6 +43,7 @@ from eventpy.runtime.client import passes  # noqa: E402
 from eventpy.runtime.embedded import LocalNode  # noqa: E402
 from eventpy.runtime.messages import Adv, Pub, Sub  # noqa: E402
 from eventpy.runtime.transports.tcp import BrokerServer, _Link, tune_gc_for_server  # noqa: E402
+from eventpy.runtime.transports.tcp_client import receive_read  # noqa: E402
 from eventpy.runtime.wire import FrameDecoder, encode  # noqa: E402
 
 Tick = eventpy.EventType("bench.Tick", n=int, price=float)
@@ -183,7 +185,7 @@ def subscriber(n: int, how: str) -> tuple[Callable[[], None], Callable[[], None]
                             st.on_event(ev)
         else:
             for data in chunks:
-                node.receive_many(dec.feed(data))
+                receive_read(node, dec, data)  # as the client's reader does
             if not done.wait(120):
                 raise RuntimeError(f"subscriber ({how}): {len(got)} of {n} events delivered")
 

@@ -24,6 +24,27 @@ from ._handshake import PROTOCOL, _READ, _hello, authenticate, secret_from_env
 log = logging.getLogger("eventpy.tcp")
 
 
+_SLICE = 128  # messages decoded and handed on at a time
+
+
+def receive_read(node: LocalNode, decoder: FrameDecoder, data: bytes) -> None:
+    """Hand what one read completed to the node: decoded _SLICE messages at a time, handed to
+    the delivery threads once. A 64 KiB read holds ~1,400 events; decoded all at once, they (3
+    tracked objects each) outlived several of the garbage collector's young collections and
+    full collections followed (~0.3 us per event); one hand-off per slice instead of per read
+    cost as much again in thread wake-ups."""
+    batches: dict = {}
+    try:
+        msgs = decoder.feed(data, _SLICE)
+        while msgs:
+            node.gather(msgs, batches)
+            if len(msgs) < _SLICE:
+                break
+            msgs = decoder.feed(b"", _SLICE)
+    finally:  # also before the messages ahead of a bad frame (WireError.before) are delivered
+        node.submit(batches)
+
+
 class TcpOverlay:
     """A process's attachment to a broker over TCP: one connection per node, one asyncio loop."""
 
@@ -122,7 +143,7 @@ class TcpOverlay:
                 data = await reader.read(_READ)
                 if not data:
                     break
-                node.receive_many(decoder.feed(data))
+                receive_read(node, decoder, data)
         except WireError as e:
             log.warning("node %s: closing the connection to %s:%s: %s", node.link, self.host, self.port, e)
             node.receive_many(e.before)  # FIFO: what came before the bad frame is delivered

@@ -104,6 +104,40 @@ def test_feed_frames_gives_what_feed_gives_with_each_frame_as_it_came(picks, bad
     assert [f for _, f in pairs] == frames  # every good frame, also those in the failing read
     assert (err is None) == (bad == b"")
 
+
+def _in_slices(decoder: FrameDecoder, limit: int):
+    """feed as a client's reader uses it (receive_read): at most `limit` messages per call, then
+    feed(b"") until a call gives fewer; what earlier slices gave stays given when one fails."""
+    def feed(chunk: bytes) -> list:
+        got = []
+        try:
+            out = decoder.feed(chunk, limit)
+            assert len(out) <= limit
+            got += out
+            while len(out) == limit:
+                out = decoder.feed(b"", limit)
+                assert len(out) <= limit
+                got += out
+        except WireError as e:
+            e.before = got + list(e.before)
+            raise
+        return got
+    return feed
+
+
+@settings(max_examples=300, deadline=None)
+@given(picks=st.lists(st.integers(0, len(MESSAGES) - 1), max_size=12),
+       bad=st.sampled_from([b"", struct.pack(">I", 3) + b"\xc1\xc1\xc1", struct.pack(">I", 1 << 30)]),
+       cuts=st.lists(st.integers(0, 2000), max_size=6), limit=st.integers(1, 5))
+def test_feed_with_a_limit_gives_the_same_messages_in_slices(picks, bad, cuts, limit):
+    stream = b"".join(encode(MESSAGES[i]) for i in picks) + bad
+    bounds = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
+    chunks = [stream[a:b] for a, b in zip(bounds, bounds[1:])]
+    whole = _outcome(FrameDecoder(max_frame=4096).feed, chunks)
+    assert _outcome(_in_slices(FrameDecoder(max_frame=4096), limit), chunks) == whole
+    assert whole[0] == [MESSAGES[i] for i in picks]
+
+
 def frame(obj) -> bytes:
     body = msgpack.packb(obj, use_bin_type=True)
     return struct.pack(">I", len(body)) + body
