@@ -30,7 +30,7 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
 class EventType:
     """A named schema: `EventType("stocks.Quote", firm=str, price=float)`."""
 
-    __slots__ = ("name", "schema", "attrs", "index", "types")
+    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks")
 
     def __init__(self, name: str, /, **schema: type) -> None:
         if not isinstance(name, str) or not name:
@@ -52,6 +52,7 @@ class EventType:
         self.attrs: tuple[str, ...] = tuple(schema)
         self.index: dict[str, int] = {a: i for i, a in enumerate(self.attrs)}
         self.types: tuple[type, ...] = tuple(schema.values())
+        self._checks = tuple(zip(self.attrs, self.types))  # values_from's loop (a zip per call cost 0.13 us)
 
     @classmethod
     def from_wire(cls, name: str, fields: list[tuple[str, str]] | tuple) -> "EventType":
@@ -66,7 +67,7 @@ class EventType:
         if len(kwargs) == len(self.attrs):
             out = []
             try:
-                for a, t in zip(self.attrs, self.types):
+                for a, t in self._checks:
                     v = kwargs[a]
                     if type(v) is not t:
                         v = check_value(a, t, v)
