@@ -18,7 +18,7 @@ import threading
 from .._executor import DeliveryPool
 from ..embedded import LocalNode
 from ..messages import Hello
-from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode
+from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
 from ._handshake import PROTOCOL, _READ, _hello, authenticate, secret_from_env
 
 log = logging.getLogger("eventpy.tcp")
@@ -159,7 +159,7 @@ class TcpOverlay:
                 node._flagged = False  # from here on, new output wakes the writer again
                 while node.has_output():
                     msgs = node.take()
-                    writer.write(b"".join([encode(m, self.max_frame) for m in msgs]))
+                    writer.write(encode_many(msgs, self.max_frame))
                     await writer.drain()  # messages not yet taken keep coalescing meanwhile
                 if node.closed and not node.has_output():
                     return
