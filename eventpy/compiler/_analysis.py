@@ -6,6 +6,8 @@ CompileErrors positioned in the .epy file."""
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 from typing import Iterator
 
 from ..guards import GuardError, compile_guard
@@ -155,8 +157,39 @@ class Analysis:
                               f"parameters: {', '.join(etype.attrs)}"))
             self.error(message, line=line + e.line - 1, col=(col + e.column - 1) if e.line == 1 else e.column)
             return
+        self._check_fields_assigned(fn, info, plan.param_names, text, line, col)
         info.guard_fields |= plan.param_names
         for var in plan.vars:
             if var.kind == "constraint" and var.text:
                 for f in var.deps:
                     info.variables.setdefault(f, []).append(f"{fn.name}: {var.text}")
+
+    def _check_fields_assigned(self, fn: ast.FunctionDef, info: ClassInfo, fields: set[str],
+                               text: str, line: int, col: int) -> None:
+        """A field the guard reads must be set when the constructor returns (the subscription
+        needs its value). When the class assigns it nowhere and nothing else could (no base
+        class, metaclass or decorator, no setattr/vars/__dict__ in the class), say so here instead
+        of when the first object is made."""
+        missing = sorted(f for f in fields if f not in info.fields)
+        node = info.node
+        if not missing or node.bases or node.keywords or node.decorator_list or _writes_fields_dynamically(node):
+            return
+        for f in missing:
+            at = re.search(rf"\bself\s*\.\s*{re.escape(f)}\b", text)
+            i = at.start() if at else 0
+            g_line = text.count("\n", 0, i) + 1
+            g_col = i - (text.rfind("\n", 0, i) + 1) + 1
+            close = difflib.get_close_matches(f, sorted(info.fields), n=1)
+            self.error(f"the guard of {fn.name} reads self.{f}, which no method of {info.node.name} assigns "
+                       "(it must be set when the constructor returns)"
+                       + (f"; did you mean self.{close[0]}?" if close else ""),
+                       line=line + g_line - 1, col=(col + g_col - 1) if g_line == 1 else g_col)
+
+
+def _writes_fields_dynamically(cls: ast.ClassDef) -> bool:
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "vars"):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return True
+    return False

@@ -51,6 +51,25 @@ def test_diagnostics(old, new, line, at, words):
     assert rendered[2].index("^") == 4 + col - 1
 
 
+def test_a_guard_field_no_method_assigns_is_a_compile_error_with_a_suggestion():
+    text = BASE.replace("price < self.limit", "price < self.limt", 1)
+    e = diag(text)
+    col = text.splitlines()[5].index("self.limt") + 1
+    assert (e.line, e.column) == (6, col), e.render()
+    assert "reads self.limt, which no method of M assigns" in e.message
+    assert e.message.endswith("did you mean self.limit?")
+
+
+@pytest.mark.parametrize("change", [
+    ("class M:", "class M(Base):"),                                   # a base class may set it
+    ("class M:", "@decorate\nclass M:"),                              # so may a decorator
+    ("self.name = name", "setattr(self, 'limt', name)"),              # or the class, dynamically
+])
+def test_a_field_that_may_be_set_elsewhere_is_left_to_run_time(change):
+    text = BASE.replace("price < self.limit", "price < self.limt", 1).replace(*change, 1)
+    compile_source(text, "m.epy")  # no CompileError: the runtime checks it when an object is made
+
+
 def test_event_def_outside_a_class():
     e = diag("event def f(self, x: int):\n    pass\n")
     assert "directly inside a class body" in e.message and e.line == 1
