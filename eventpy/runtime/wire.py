@@ -135,7 +135,7 @@ def _token(x: Any) -> tuple:
     return tuple(x)
 
 
-_ENCODERS: dict[type, Callable[[Any], list]] = {
+_ENCODERS: dict[type, Callable[[Any], list | tuple]] = {
     Adv: lambda m: ["adv", m.etype, [list(f) for f in m.schema]],
     Unadv: lambda m: ["unadv", m.etype],
     Sub: lambda m: ["sub", m.etype, m.sid, _spec_out(m.spec), [_enc_value(v) for v in m.values]],

@@ -16,7 +16,7 @@ import os
 import threading
 
 from .._executor import DeliveryPool
-from ..embedded import LocalNode
+from ..embedded import Batches, LocalNode
 from ..messages import Hello
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
 from ._handshake import PROTOCOL, _READ, _hello, authenticate, secret_from_env
@@ -33,7 +33,7 @@ def receive_read(node: LocalNode, decoder: FrameDecoder, data: bytes) -> None:
     tracked objects each) outlived several of the garbage collector's young collections and
     full collections followed (~0.3 us per event); one hand-off per slice instead of per read
     cost as much again in thread wake-ups."""
-    batches: dict = {}
+    batches: Batches = {}
     try:
         msgs = decoder.feed(data, _SLICE)
         while msgs:
