@@ -273,13 +273,16 @@ def last(obj: Any, field: str) -> Any:
 class EventMethod:
     """`Class.method(...)` publishes; the function body runs on delivery."""
 
-    def __init__(self, func: Callable, etype: EventType, guard: When, plan: Any, owner: type) -> None:
+    def __init__(self, func: Callable, etype: EventType, guard: When, plan: Any, owner: type,
+                 field_types: dict[str, type] | None = None) -> None:
         self.func = func
         self.etype = etype
         self.guard = guard
         self.plan = plan
         self.owner = owner
         self.fields = frozenset(plan.param_names)
+        self.field_types = {f: t for f, t in (field_types or {}).items() if f in self.fields}
+        self._checked: set[tuple] = set()  # type combinations of the undeclared fields seen to fit
         params = list(inspect.signature(func).parameters.values())[1:]
         self.signature = inspect.Signature([p.replace(annotation=inspect.Parameter.empty) for p in params])
         self.__doc__ = func.__doc__
@@ -295,6 +298,32 @@ class EventMethod:
             raise TypeError(f"{self.etype.name}: {e}") from None
         bound.apply_defaults()
         node().publish(self.etype, **bound.arguments)
+
+    def check_fields(self, env: dict[str, Any]) -> None:
+        """The guard against the types of its fields' first values, for the fields the class
+        does not annotate (once per combination of types): a str where the guard compares a
+        price would otherwise make a subscription that never matches, silently."""
+        undeclared = sorted(f for f in self.fields if f not in self.field_types)
+        if not undeclared:
+            return
+        from .api import _param_type  # the API's kinds of parameter values (api imports this module)
+
+        types = []
+        for f in undeclared:
+            try:
+                types.append(_param_type(env[f]))
+            except TypeError:
+                raise TypeError(f"{self.etype.name}: the guard reads self.{f}, which is {env[f]!r}; a field "
+                                "a guard reads must be an int, float, str, bool or a set") from None
+        if tuple(types) in self._checked:
+            return
+        try:
+            compile_guard(self.guard.source, self.etype, {**self.field_types, **dict(zip(undeclared, types))},
+                          mode="epy")
+        except GuardError as e:
+            values = ", ".join(f"self.{f} = {env[f]!r}" for f in undeclared)
+            raise TypeError(f"{self.etype.name}: {e.message} (with {values})") from None
+        self._checked.add(tuple(types))
 
     def deliver(self, obj: Any) -> Callable[[Any], None]:
         func = self.func
@@ -403,7 +432,7 @@ def _event_method(cls: type, func: Callable, marker: When, annotations: dict) ->
     except GuardError as e:
         raise GuardError(e.message, e.source, e.line + max(0, marker.line - 1),
                          e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)) from None
-    return EventMethod(func, etype, marker, plan, cls)
+    return EventMethod(func, etype, marker, plan, cls, field_types)
 
 
 def _subscribing_init(init: Callable) -> Callable:
@@ -423,7 +452,8 @@ def _subscribe(obj: Any) -> None:
     st = _state(obj)
     n = node()
     group = object()  # one serial queue per object: its event methods run one at a time
-    for name, method in cls.__eventpy_events__.items():
+    envs = []  # every guard's fields are read and checked before the first subscription is made,
+    for name, method in cls.__eventpy_events__.items():  # so a refused object subscribes nothing
         env = {}
         for f in method.fields:
             if f in cls.__eventpy_locals__:
@@ -437,5 +467,8 @@ def _subscribe(obj: Any) -> None:
                 except KeyError:
                     raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads self.{f}, which "
                                          "is not set when the constructor returns") from None
+        method.check_fields(env)
+        envs.append((method, env))
+    for method, env in envs:
         sub = n._subscribe_plan(method.etype, method.plan, env, method.deliver(obj), group)
         st.subs.append((sub, method.fields))

@@ -174,6 +174,38 @@ def test_publishing_checks_types():
         ns["Monitor"].quote("IBM")
 
 
+def test_a_field_value_the_guard_cannot_compare_is_refused_when_the_object_is_made():
+    ns = load(MONITOR)  # the class does not annotate `limit`: its first value is checked
+    with pytest.raises(TypeError, match=r"price' of type float cannot be compared with field self.limit"
+                                        r" \(with self.limit = 'ten'\)"):
+        ns["Monitor"]("ten")
+    with pytest.raises(TypeError, match="reads self.limit, which is None; a field a guard reads must be"):
+        ns["Monitor"](None)
+    m = ns["Monitor"](100)  # an int where the guard compares a float is fine
+    ns["Monitor"].quote("IBM", 5.0)
+    eventpy.drain(5.0)
+    assert m.got == [5.0] and eventpy.stats()["sub_sent"] == 1  # the refused objects subscribed nothing
+
+
+def test_an_object_refused_by_its_second_guard_subscribes_nothing():
+    ns = load('''
+        class Two:
+            def __init__(self, limit, firm):
+                self.limit = limit
+                self.firm = firm
+
+            event def cheap(self, price: float) when price < self.limit:
+                pass
+
+            event def named(self, firm: str) when firm == self.firm:
+                pass
+    ''')
+    with pytest.raises(TypeError, match="self.firm"):
+        ns["Two"](10.0, 3.5)  # the first guard fits, the second compares a str with a float
+    eventpy.drain(5.0)
+    assert eventpy.stats()["sub_sent"] == 0
+
+
 def test_traceback_names_the_epy_file_and_line(tmp_path):
     prog = tmp_path / "boom.epy"
     prog.write_text(textwrap.dedent('''
