@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python tools/bench/matching.py --quick
 	$(BIN)/python tools/bench/updates.py --quick
 	$(BIN)/python tools/bench/hops.py --quick
+	$(BIN)/python tools/bench/embedded.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

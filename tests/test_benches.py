@@ -54,3 +54,12 @@ def test_the_hops_benchmark_reports_every_part_against_the_relay():
                                          "subscriber, inline", "subscriber, queued", "subscriber, pool"]
     assert rows[0]["vs_relay"] == 1.0
     assert all(r["events"] == 2000 and r["cpu_us_per_event"] > 0 for r in rows)
+
+
+def test_the_embedded_benchmark_reports_both_paths():
+    rows = run_bench("tools/bench/embedded.py", "--json", "--events", "2000", "--repeats", "1")
+    assert [r["path"] for r in rows] == ["embedded", "hand-off"]
+    for r in rows:
+        assert r["events"] == 2000 and r["events_per_s"] > 0 and r["cpu_us_per_event"] > 0
+        assert 0 <= r["p50_ms"] <= r["p99_ms"]
+    assert rows[0]["vs_handoff"] > 0
