@@ -294,6 +294,8 @@ class EmbeddedOverlay:
             self._cv.notify()
 
     def wake(self, node: LocalNode) -> None:
+        if node._flagged:  # queued and not yet taken from: no lock per publish (the overlay thread
+            return  # clears the flag before it takes, so a message queued before this is taken)
         with self._cv:
             if not node._flagged:
                 node._flagged = True
