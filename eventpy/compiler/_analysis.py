@@ -26,6 +26,8 @@ class ClassInfo:
         self.locals: list[str] = []
         self.field_types: dict[str, type | None] = {}
         self.fields: set[str] = set()  # every self.X the class assigns or annotates
+        # field -> where each assignment's type comes from: (type or None if unknown, "how")
+        self.sources: dict[str, list[tuple[type | None, str]]] = {}
         self.guard_fields: set[str] = set()
         # field -> the subscription variables a store recomputes: "method: predicates"
         self.variables: dict[str, list[str]] = {}
@@ -89,7 +91,9 @@ class Analysis:
                 self.error(f"`{word} self.{name}`: {name} is not declared `local` in the class",
                            line=line, col=col + 1)
 
-    def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False) -> None:
+    def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False,
+               params: dict[str, type | None] | None = None) -> None:
+        """`params`: the annotated types of the enclosing methods' parameters (None: unknown)."""
         for child in ast.iter_child_nodes(node):
             Where.line = getattr(child, "lineno", Where.line)
             if isinstance(child, ast.ClassDef):
@@ -111,13 +115,33 @@ class Analysis:
                         if child.lineno in self.lowered.locals:
                             owner.locals.append(name)
                     else:
-                        owner.fields.update(_self_targets(child.target))
+                        ann = child.annotation
+                        t = _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
+                        for f in _self_targets(child.target):
+                            owner.fields.add(f)
+                            owner.sources.setdefault(f, []).append(
+                                (t, f"annotated {ann.id} on line {child.lineno}" if t else ""))
                 elif isinstance(child, ast.Assign):
+                    value = child.value
                     for t in child.targets:
-                        owner.fields.update(_self_targets(t))
+                        for f in _self_targets(t):
+                            owner.fields.add(f)
+                            known = (isinstance(t, ast.Attribute) and isinstance(value, ast.Name)
+                                     and params is not None and params.get(value.id) is not None)
+                            owner.sources.setdefault(f, []).append(
+                                (params[value.id], f"assigned from parameter {value.id}: "  # type: ignore[index]
+                                 f"{params[value.id].__name__} on line {child.lineno}") if known else (None, ""))
                 elif isinstance(child, ast.AugAssign):
-                    owner.fields.update(_self_targets(child.target))
-            self._visit(child, owner, direct=direct and isinstance(child, ast.ClassDef))
+                    for f in _self_targets(child.target):
+                        owner.fields.add(f)
+                        owner.sources.setdefault(f, []).append((None, ""))
+            inner = params
+            if owner is not None and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                a = child.args
+                inner = {**(params or {}), **{
+                    p.arg: _TYPES.get(p.annotation.id) if isinstance(p.annotation, ast.Name) else None
+                    for p in a.posonlyargs + a.args + a.kwonlyargs}}
+            self._visit(child, owner, direct=direct and isinstance(child, ast.ClassDef), params=inner)
 
     def _schema(self, fn: ast.FunctionDef, cls: str) -> EventType | None:
         args = fn.args
@@ -145,11 +169,22 @@ class Analysis:
             return
         values = [a.value for a in call.args if isinstance(a, ast.Constant)]
         text, line, col = (values + ["True", 0, 0])[:3] if values else ("True", 0, 0)
+        declared = {f: info.field_types.get(f) for f in info.fields}
+        inferred = {f: _inferred(info, f) for f in info.fields if declared[f] is None}
+        inferred = {f: t for f, t in inferred.items() if t is not None}
         try:
-            plan = compile_guard(text, etype, {f: info.field_types.get(f) for f in info.fields},
-                                 mode="epy")
+            # the types only add checks: the plan's variables (all this reads of it) are the ones
+            # the runtime's plan, compiled from the class's annotations alone, will have
+            plan = compile_guard(text, etype, {**declared, **{f: t for f, (t, _) in inferred.items()}}, mode="epy")
         except GuardError as e:
             message = e.message
+            if inferred:  # a mistake only the inferred types show: say where they come from
+                try:
+                    compile_guard(text, etype, declared, mode="epy")
+                    message += "".join(f" (self.{f} is {how})" for f, (_, how) in sorted(inferred.items())
+                                       if f"self.{f}" in message)
+                except GuardError as plain:
+                    e, message = plain, plain.message
             if "is not a parameter of the event method" in message:
                 name = message.split("'")[1]
                 message = (f"name {name!r} is neither a parameter of {fn.name} nor a field; "
@@ -184,6 +219,20 @@ class Analysis:
                        "(it must be set when the constructor returns)"
                        + (f"; did you mean self.{close[0]}?" if close else ""),
                        line=line + g_line - 1, col=(col + g_col - 1) if g_line == 1 else g_col)
+
+
+def _inferred(info: ClassInfo, field: str) -> tuple[type, str] | None:
+    """A field's type when every assignment in the class gives one (a parameter's or an
+    annotation's), with where the first comes from; int and float together are a float."""
+    sources = info.sources.get(field)
+    if not sources or any(t is None for t, _ in sources):
+        return None
+    types = {t for t, _ in sources}
+    if types <= {int, float}:
+        return (float if float in types else int), sources[0][1]
+    if len(types) == 1:
+        return types.pop(), sources[0][1]
+    return None
 
 
 def _writes_fields_dynamically(cls: ast.ClassDef) -> bool:

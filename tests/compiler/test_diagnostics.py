@@ -60,6 +60,25 @@ def test_a_guard_field_no_method_assigns_is_a_compile_error_with_a_suggestion():
     assert e.message.endswith("did you mean self.limit?")
 
 
+def test_a_field_typed_by_the_parameter_it_is_assigned_from_is_checked_at_compile_time():
+    text = BASE.replace("limit: float, name", "limit: str, name", 1).replace("self.limit = price", "print(price)")
+    e = diag(text)
+    assert e.line == 6 and "cannot be compared with field self.limit" in e.message, e.render()
+    assert e.message.endswith("(self.limit is assigned from parameter limit: str on line 3)"), e.render()
+
+
+@pytest.mark.parametrize("changes", [
+    [("self.name = name", "self.limit = float(name)")],  # an assignment eventpyc cannot type
+    [("self.name = name", "self.limit = name")],          # a str beside a float: the run time checks
+    [("name: str", "name: int"), ("self.name = name", "self.limit = name")],  # int and float: a number
+])
+def test_field_types_are_inferred_only_when_every_assignment_agrees(changes):
+    text = BASE
+    for old, new in changes:
+        text = text.replace(old, new, 1)
+    compile_source(text, "m.epy")  # compiles: nothing known contradicts the guard
+
+
 @pytest.mark.parametrize("change", [
     ("class M:", "class M(Base):"),                                   # a base class may set it
     ("class M:", "@decorate\nclass M:"),                              # so may a decorator
