@@ -138,8 +138,10 @@ class Analysis:
             inner = params
             if owner is not None and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 a = child.args
+                rebound = _rebound_names(child)  # `limit = float(limit)`: the annotation no longer says
                 inner = {**(params or {}), **{
-                    p.arg: _TYPES.get(p.annotation.id) if isinstance(p.annotation, ast.Name) else None
+                    p.arg: _TYPES.get(p.annotation.id)
+                    if isinstance(p.annotation, ast.Name) and p.arg not in rebound else None
                     for p in a.posonlyargs + a.args + a.kwonlyargs}}
             self._visit(child, owner, direct=direct and isinstance(child, ast.ClassDef), params=inner)
 
@@ -219,6 +221,11 @@ class Analysis:
                        "(it must be set when the constructor returns)"
                        + (f"; did you mean self.{close[0]}?" if close else ""),
                        line=line + g_line - 1, col=(col + g_col - 1) if g_line == 1 else g_col)
+
+
+def _rebound_names(fn: ast.AST) -> set[str]:
+    """Names a function (or anything inside it) stores to or deletes."""
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
 
 
 def _inferred(info: ClassInfo, field: str) -> tuple[type, str] | None:

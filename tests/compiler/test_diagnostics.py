@@ -71,6 +71,8 @@ def test_a_field_typed_by_the_parameter_it_is_assigned_from_is_checked_at_compil
     [("self.name = name", "self.limit = float(name)")],  # an assignment eventpyc cannot type
     [("self.name = name", "self.limit = name")],          # a str beside a float: the run time checks
     [("name: str", "name: int"), ("self.name = name", "self.limit = name")],  # int and float: a number
+    [("limit: float", "limit: str"), ("self.limit = limit", "limit = float(limit)\n        self.limit = limit"),
+     ("self.limit = price", "pass")],                     # the parameter is rebound before it is stored
 ])
 def test_field_types_are_inferred_only_when_every_assignment_agrees(changes):
     text = BASE
