@@ -113,12 +113,14 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
     if taken:
         print(f"eventpy overlay: {taken}; nothing was started", file=sys.stderr)
         return 1
+    procs: dict[str, subprocess.Popen] = {}
     for name in cfg["brokers"]:
         (run_dir / f"{name}.status.json").unlink(missing_ok=True)
         log = open(run_dir / f"{name}.log", "ab")
-        proc = subprocess.Popen([sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        (run_dir / f"{name}.pid").write_text(str(proc.pid))
+        procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         states = _statuses(run_dir)
@@ -126,7 +128,9 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
             where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items()))
             print(f"overlay up: {len(states)} brokers in {run_dir} ({where})")
             return 0
-        dead = [n for n in cfg["brokers"] if not _alive(run_dir / f"{n}.pid")]
+        # our own children: their exit status says it (right after it starts, a broker's
+        # /proc/<pid>/cmdline can still read empty, which made a live broker look gone)
+        dead = [n for n, proc in procs.items() if proc.poll() is not None]
         if dead:
             print(f"broker(s) {', '.join(dead)} exited; see {run_dir}/*.log", file=sys.stderr)
             overlay_down(run_dir)
@@ -184,7 +188,14 @@ def _broker_of(pid: int, run_dir: Path) -> bool:
     """Is `pid` an `eventpy broker` started with this run directory's overlay.toml? Where /proc
     cannot tell, yes."""
     try:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        for _ in range(50):  # empty while the process is still being exec'd: look again
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if raw:
+                break
+            time.sleep(0.01)
+        else:
+            return True  # cannot tell
+        args = raw.decode(errors="replace").split("\0")
         cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
     except OSError:
         return not Path("/proc/self").exists()

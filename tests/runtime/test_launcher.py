@@ -1,0 +1,38 @@
+"""`eventpy overlay` tells its own brokers from other processes by /proc; right after a process
+starts, its /proc/<pid>/cmdline can read empty for a moment (measured: 3 reads in 300 right after
+Popen returned). A live broker was then taken for one that had exited: `up` failed and, since
+`down` only signals its own brokers, the broker was left running."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from eventpy.runtime import launcher
+
+
+def test_a_broker_whose_cmdline_still_reads_empty_counts_as_ours(tmp_path, monkeypatch):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    config = run_dir / "overlay.toml"
+    config.write_text("")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "broker", "--config",
+                             str(config), "--id", "b0"])
+    try:
+        real = Path.read_bytes
+        empty_reads = [2]
+
+        def read_bytes(path: Path) -> bytes:
+            if path.name == "cmdline" and empty_reads[0]:
+                empty_reads[0] -= 1
+                return b""  # as while the process is still being exec'd
+            return real(path)
+
+        monkeypatch.setattr(Path, "read_bytes", read_bytes)
+        assert launcher._broker_of(proc.pid, run_dir)
+        assert empty_reads == [0]
+        assert not launcher._broker_of(proc.pid, tmp_path / "elsewhere")  # another run directory's
+    finally:
+        proc.kill()
+        proc.wait()
