@@ -124,13 +124,14 @@ class Analysis:
                 elif isinstance(child, ast.Assign):
                     value = child.value
                     for t in child.targets:
+                        # `self.x = param`: the parameter's annotation types the field
+                        src = (params.get(value.id) if params and isinstance(t, ast.Attribute)
+                               and isinstance(value, ast.Name) else None)
+                        how = (f"assigned from parameter {value.id}: {src.__name__} on line {child.lineno}"  # type: ignore[attr-defined]
+                               if src else "")
                         for f in _self_targets(t):
                             owner.fields.add(f)
-                            known = (isinstance(t, ast.Attribute) and isinstance(value, ast.Name)
-                                     and params is not None and params.get(value.id) is not None)
-                            owner.sources.setdefault(f, []).append(
-                                (params[value.id], f"assigned from parameter {value.id}: "  # type: ignore[index]
-                                 f"{params[value.id].__name__} on line {child.lineno}") if known else (None, ""))
+                            owner.sources.setdefault(f, []).append((src, how))
                 elif isinstance(child, ast.AugAssign):
                     for f in _self_targets(child.target):
                         owner.fields.add(f)
