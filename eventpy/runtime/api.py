@@ -299,12 +299,17 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
     from .transports.tcp_client import TcpOverlay
 
     parts = urlsplit(url)
-    if parts.scheme != "tcp" or not parts.hostname or not parts.port:
-        raise ValueError(f"cannot attach to {url!r}: use tcp://HOST:PORT (or no URL for the embedded overlay)")
+    try:
+        port = parts.port  # urllib raises for a port that is not a number in 0..65535
+    except ValueError:
+        port = None
+    if parts.scheme != "tcp" or not parts.hostname or not port:
+        raise ValueError(f"cannot attach to {url!r}: use tcp://HOST:PORT with a port in 1..65535 "
+                         "(or no URL for the embedded overlay)")
     with _lock:
         overlay = _remote.get(url)
         if overlay is None:
-            overlay = _remote[url] = TcpOverlay(parts.hostname, parts.port)
+            overlay = _remote[url] = TcpOverlay(parts.hostname, port)
     try:
         local = overlay.attach(name)
     except OSError as e:

@@ -168,9 +168,10 @@ def test_context_managers_unsubscribe_and_close():
 
 
 def test_unknown_broker_urls_are_refused_clearly(monkeypatch):
-    monkeypatch.setenv("EVENTPY_BROKER", "udp://127.0.0.1:7100")
-    with pytest.raises(ValueError, match="use tcp://HOST:PORT"):
-        eventpy.connect()
+    for url in ("udp://127.0.0.1:7100", "tcp://127.0.0.1:71OO", "tcp://127.0.0.1:99999", "tcp://127.0.0.1"):
+        monkeypatch.setenv("EVENTPY_BROKER", url)
+        with pytest.raises(ValueError, match="use tcp://HOST:PORT with a port in 1..65535"):
+            eventpy.connect()
     monkeypatch.setenv("EVENTPY_BROKER", "tcp://127.0.0.1:1")  # nothing listens there
     with pytest.raises(ConnectionError, match="cannot attach to tcp://127.0.0.1:1"):
         eventpy.connect()
