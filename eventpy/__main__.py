@@ -61,6 +61,11 @@ def _run(args: argparse.Namespace) -> int:
     from eventpy.compiler import CompileError, CompileErrors
     from eventpy.compiler.importhook import run_path
 
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"{args.file}: error: {'a directory, not an .epy file' if path.is_dir() else 'no such file'}",
+              file=sys.stderr)
+        return 1
     sys.argv = [args.file, *args.args]
     try:
         run_path(args.file)

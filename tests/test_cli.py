@@ -15,6 +15,13 @@ def test_unknown_command_is_a_usage_error():
     assert out.returncode == 2 and "invalid choice" in out.stderr
 
 
+def test_run_of_a_missing_file_or_a_directory_says_so_in_one_line(tmp_path):
+    for target, words in ((tmp_path / "nosuch.epy", "no such file"), (tmp_path, "a directory, not an .epy file")):
+        out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(target)], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 1 and out.stderr == f"{target}: error: {words}\n", out.stderr
+
+
 def test_a_failed_spark_job_is_reported_as_its_python_error():
     from eventpy.replay.cli import _python_error
 
