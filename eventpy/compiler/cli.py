@@ -46,7 +46,15 @@ def compile_file(src: Path, out: Path | None, check: bool) -> int:
         return 2
     if not check:
         target = out if out is not None else src.with_suffix(".py")
-        target.write_text(python, encoding="utf-8")
+        if target.resolve() == src.resolve():  # `eventpyc x.py`: the output would replace the source
+            print(f"{src}: error: the output would overwrite the source; EventPy sources end in .epy "
+                  "(or give another path with -o)", file=sys.stderr)
+            return 1
+        try:
+            target.write_text(python, encoding="utf-8")
+        except OSError as e:
+            print(f"{target}: error: cannot write: {e.strerror or e}", file=sys.stderr)
+            return 1
     return 0
 
 

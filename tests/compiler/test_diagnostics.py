@@ -110,6 +110,21 @@ def test_eventpyc_exit_status_and_no_traceback(tmp_path):
     assert out.returncode == 0 and (tmp_path / "good.py").exists()
 
 
+def test_eventpyc_never_overwrites_its_source_and_reports_an_unwritable_output(tmp_path):
+    plain = tmp_path / "plain.py"
+    plain.write_text(BASE)
+    out = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", str(plain)], capture_output=True, text=True)
+    assert out.returncode == 1 and "would overwrite the source" in out.stderr
+    assert plain.read_text() == BASE
+    good = tmp_path / "good.epy"
+    good.write_text(BASE)
+    target = tmp_path / "no" / "such" / "dir.py"
+    out = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", str(good), "-o", str(target)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.startswith(f"{target}: error: cannot write: "), out.stderr
+    assert "Traceback" not in out.stderr
+
+
 def test_mutated_sources_give_diagnostics_never_tracebacks():
     rng = random.Random(5)
     tokens = ["event", "def", "when", "local", "release", "last", "self", ".", ":", "(", ")", "==",
