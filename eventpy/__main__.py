@@ -1,10 +1,24 @@
-"""`eventpy` command line: `eventpy demo` (more subcommands arrive with the overlay and replay)."""
+"""`eventpy` command line: demo, run, broker, overlay, replay (`eventpy -h`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any, Callable
+
+
+def _positive(kind: type) -> Callable[[str], Any]:
+    """An argparse type: a number of `kind` above 0 (a usage error otherwise)."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+    return parse
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -114,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="eventpy", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="the API example and a parametric-vs-resub comparison")
-    demo.add_argument("--subscribers", type=int, default=200)
-    demo.add_argument("--rate", type=float, default=50.0, help="updates per second per subscriber")
-    demo.add_argument("--span", type=float, default=0.4, help="seconds of virtual time")
+    demo.add_argument("--subscribers", type=_positive(int), default=200)
+    demo.add_argument("--rate", type=_positive(float), default=50.0, help="updates per second per subscriber")
+    demo.add_argument("--span", type=_positive(float), default=0.4, help="seconds of virtual time")
     demo.set_defaults(func=_demo)
     run = sub.add_parser("run", help="compile an .epy program in memory and run it")
     run.add_argument("file")

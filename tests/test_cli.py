@@ -10,6 +10,14 @@ def test_demo_runs_and_prints_the_comparison():
     assert "parametric" in out.stdout and "resub" in out.stdout and "ratio p/r" in out.stdout
 
 
+def test_demo_refuses_sizes_that_are_not_above_zero():
+    for args in (["--subscribers", "-5"], ["--span", "0"], ["--rate", "x"]):
+        out = subprocess.run([sys.executable, "-m", "eventpy", "demo", *args], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 2 and "eventpy demo: error: argument" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+
+
 def test_unknown_command_is_a_usage_error():
     out = subprocess.run([sys.executable, "-m", "eventpy", "fly"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "invalid choice" in out.stderr
