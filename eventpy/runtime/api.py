@@ -346,6 +346,8 @@ def _nodes_of(obj: Any) -> list[Node]:
 def drain(timeout: float = 10.0) -> None:
     """Barrier: return once every message sent by this process before the call has been processed
     by every broker and client it reaches and every delivered event's callback has returned."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"drain needs a positive timeout in seconds, not {timeout!r}")
     deadline = time.monotonic() + timeout
     with _lock:
         nodes = list(_nodes)

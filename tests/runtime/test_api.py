@@ -167,6 +167,12 @@ def test_context_managers_unsubscribe_and_close():
     assert [e.price for e in got] == [1.0]
 
 
+def test_drain_needs_a_positive_timeout():
+    for timeout in (-1, 0, "5", None, True):
+        with pytest.raises(ValueError, match="drain needs a positive timeout in seconds"):
+            eventpy.drain(timeout)
+
+
 def test_unknown_broker_urls_are_refused_clearly(monkeypatch):
     for url in ("udp://127.0.0.1:7100", "tcp://127.0.0.1:71OO", "tcp://127.0.0.1:99999", "tcp://127.0.0.1"):
         monkeypatch.setenv("EVENTPY_BROKER", url)
