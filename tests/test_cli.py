@@ -1,5 +1,8 @@
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_demo_runs_and_prints_the_comparison():
@@ -28,6 +31,16 @@ def test_run_of_a_missing_file_or_a_directory_says_so_in_one_line(tmp_path):
         out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(target)], capture_output=True, text=True,
                              timeout=60)
         assert out.returncode == 1 and out.stderr == f"{target}: error: {words}\n", out.stderr
+
+
+def test_replay_refuses_an_out_it_cannot_write_before_starting_spark(tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    for out, words in ((a_file, "it is a file, not a directory"), (Path("/proc/eventpy-x"), "No such file")):
+        done = subprocess.run([sys.executable, "-m", "eventpy", "replay", "examples/replay/htm-small.toml",
+                               "--out", str(out)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert done.returncode == 2 and f"cannot write results to {out}: {words}" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
 
 
 def test_a_failed_spark_job_is_reported_as_its_python_error():

@@ -28,6 +28,12 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     except ConfigError as exc:
         print(f"eventpy replay: {exc}", file=sys.stderr)
         return 2
+    try:  # before Spark starts: a run that cannot write its results is not started
+        Path(out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "it is a file, not a directory" if Path(out).is_file() else exc.strerror or str(exc)
+        print(f"eventpy replay: cannot write results to {out}: {why}", file=sys.stderr)
+        return 2
     from .grid import busiest_brokers, run_grid
     from .report import write_report
     from .spark import session
