@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast as pyast
+import re
 from functools import lru_cache
 from importlib import resources
 
@@ -11,6 +12,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import _ast as A
 from ._errors import GuardError
+from ._exprs import FUNCTIONS
 
 
 @lru_cache(maxsize=1)
@@ -95,6 +97,30 @@ class _ToAst(Transformer):
         return A.SetLit(tuple(items), **_pos(meta))
 
 
+_AFTER_FIELD = re.compile(r"\bself\s*\.\s*\w+\s*$")
+_HINTS = {
+    "if": "; conditional expressions are not part of a guard: combine conditions with and / or",
+    "else": "; conditional expressions are not part of a guard: combine conditions with and / or",
+    "is": "; compare with == or != (is and is not are not part of a guard)",
+    "[": "; indexing is not part of a guard: keep the element in a field of its own",
+}
+
+
+def _hint(text: str, line: int, column: int, tok: str) -> str:
+    """What to do instead, for the Python a guard does not take (\"\" when there is no hint)."""
+    lines = text.splitlines() or [""]
+    src = lines[line - 1] if 0 < line <= len(lines) else ""
+    before = src[:column - 1]
+    if tok == "(" and _AFTER_FIELD.search(before):
+        return f"; a field cannot be called in a guard (only {', '.join(FUNCTIONS)} can)"
+    if tok == "." and _AFTER_FIELD.search(before):
+        return ("; a guard reads the fields of its own object (self.f), not attributes of other "
+                "objects: keep the value in a field")
+    if tok == "*" and "*" in (src[column - 2:column - 1], src[column:column + 1]):  # the second of **
+        return "; powers are not part of a guard (write x * x)"
+    return _HINTS.get(tok, "")
+
+
 def parse_guard(text: str) -> A.Node:
     """Parse a guard; a syntax error is a GuardError pointing at the offending token."""
     try:
@@ -107,10 +133,12 @@ def parse_guard(text: str) -> A.Node:
         if tok.type == "$END":
             lines = text.splitlines() or [""]
             raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
-        raise GuardError(f"unexpected {str(tok)!r} in guard", text, e.line, e.column) from None
+        raise GuardError(f"unexpected {str(tok)!r} in guard" + _hint(text, e.line, e.column, str(tok)),
+                         text, e.line, e.column) from None
     except UnexpectedCharacters as e:
         ch = text.splitlines()[e.line - 1][e.column - 1] if text else "?"
-        raise GuardError(f"unexpected character {ch!r} in guard", text, e.line, e.column) from None
+        raise GuardError(f"unexpected character {ch!r} in guard" + _hint(text, e.line, e.column, ch),
+                         text, e.line, e.column) from None
     except UnexpectedInput as e:  # pragma: no cover - other lark input errors
         raise GuardError("the guard is not valid", text, e.line, e.column) from None
     node = _ToAst().transform(tree)

@@ -280,9 +280,16 @@ def test_positions_point_at_the_source(tokens, seps, ops):
         ("price < 3 and\n   vol > > 1", 2, 10, "unexpected '>' in guard"),
         ("price < 3 and\n   vol >", 2, 9, "the guard ends too early"),
         ("x = 3", 1, 3, "unexpected character '=' in guard"),
-        ("x is None", 1, 3, "unexpected 'is' in guard"),
-        ("x ** 2 > 1", 1, 4, "unexpected '*' in guard"),
-        ("x[0] > 1", 1, 2, "unexpected character '[' in guard"),
+        ("x is None", 1, 3, "unexpected 'is' in guard; compare with == or != (is and is not are not part of a guard)"),
+        ("x ** 2 > 1", 1, 4, "unexpected '*' in guard; powers are not part of a guard (write x * x)"),
+        ("x[0] > 1", 1, 2, "unexpected character '[' in guard; indexing is not part of a guard: keep the element "
+                           "in a field of its own"),
+        ("price < self.limit()", 1, 19, "unexpected '(' in guard; a field cannot be called in a guard (only abs, "
+                                        "min, max, round, math.sqrt, math.hypot, math.floor, math.ceil can)"),
+        ("price < self.cfg.limit", 1, 17, "unexpected '.' in guard; a guard reads the fields of its own object "
+                                          "(self.f), not attributes of other objects: keep the value in a field"),
+        ("price < x if ok else 0", 1, 11, "unexpected 'if' in guard; conditional expressions are not part of a "
+                                          "guard: combine conditions with and / or"),
         ("lambda: 1", 1, 7, "unexpected character ':' in guard"),
         ("f(,)", 1, 3, "unexpected ',' in guard"),
         ("firm == 'a' 'b'", 1, 13, "unexpected \"'b'\" in guard"),
