@@ -103,6 +103,7 @@ _HINTS = {
     "else": "; conditional expressions are not part of a guard: combine conditions with and / or",
     "is": "; compare with == or != (is and is not are not part of a guard)",
     "[": "; indexing is not part of a guard: keep the element in a field of its own",
+    "%": "; the arithmetic of a guard is + - * / (no %, // or **)",
 }
 
 
@@ -118,6 +119,8 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
                 "objects: keep the value in a field")
     if tok == "*" and "*" in (src[column - 2:column - 1], src[column:column + 1]):  # the second of **
         return "; powers are not part of a guard (write x * x)"
+    if tok == "/" and "/" in (src[column - 2:column - 1], src[column:column + 1]):  # //
+        return _HINTS["%"]
     return _HINTS.get(tok, "")
 
 

@@ -282,6 +282,9 @@ def test_positions_point_at_the_source(tokens, seps, ops):
         ("x = 3", 1, 3, "unexpected character '=' in guard"),
         ("x is None", 1, 3, "unexpected 'is' in guard; compare with == or != (is and is not are not part of a guard)"),
         ("x ** 2 > 1", 1, 4, "unexpected '*' in guard; powers are not part of a guard (write x * x)"),
+        ("n % 2 == 0", 1, 3, "unexpected character '%' in guard; the arithmetic of a guard is + - * / (no %, // "
+                             "or **)"),
+        ("n // 2 == 0", 1, 4, "unexpected '/' in guard; the arithmetic of a guard is + - * / (no %, // or **)"),
         ("x[0] > 1", 1, 2, "unexpected character '[' in guard; indexing is not part of a guard: keep the element "
                            "in a field of its own"),
         ("price < self.limit()", 1, 19, "unexpected '(' in guard; a field cannot be called in a guard (only abs, "
