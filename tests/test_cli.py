@@ -43,6 +43,16 @@ def test_replay_refuses_an_out_it_cannot_write_before_starting_spark(tmp_path):
         assert "Traceback" not in done.stderr
 
 
+def test_a_spark_context_that_stopped_is_reported_as_an_unreachable_master():
+    from eventpy.replay.cli import _failure_reason
+
+    error = RuntimeError("An error occurred while calling z:org.apache.spark...\n: java.lang.IllegalStateException: "
+                         "Cannot call methods on a stopped SparkContext.\nThis stopped SparkContext was created at:")
+    assert _failure_reason(error, "spark://h:7077") == ("Spark stopped before the job could run: is the master "
+                                                        "spark://h:7077 reachable, and does it have workers?")
+    assert _failure_reason(ValueError("x"), "local[*]") == "ValueError"
+
+
 def test_a_failed_spark_job_is_reported_as_its_python_error():
     from eventpy.replay.cli import _python_error
 

@@ -17,6 +17,14 @@ def _python_error(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def _failure_reason(exc: BaseException, master: str) -> str:
+    """One line for a failed run: the Python error inside Spark's, or what a stopped context means."""
+    text = str(exc)
+    if "stopped SparkContext" in text:  # e.g. a master that never answered (Spark gives up after ~60 s)
+        return f"Spark stopped before the job could run: is the master {master} reachable, and does it have workers?"
+    return _python_error(text) or type(exc).__name__
+
+
 def replay(config_path: str, out: str, master: str | None = None, quiet: bool = False) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -51,7 +59,7 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
         log = Path(out) / "error.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(f"{type(exc).__name__}: {exc}\n")
-        print(f"eventpy replay: the run failed: {_python_error(str(exc)) or type(exc).__name__}\n"
+        print(f"eventpy replay: the run failed: {_failure_reason(exc, master_url)}\n"
               f"  (the whole error is in {log})", file=sys.stderr)
         return 1
     command = "eventpy replay " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["replay"] \
