@@ -43,6 +43,21 @@ def test_replay_refuses_an_out_it_cannot_write_before_starting_spark(tmp_path):
         assert "Traceback" not in done.stderr
 
 
+def test_a_broker_whose_port_is_taken_says_so_in_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = tmp_path / "overlay.toml"
+        config.write_text(f'links = []\n\n[brokers.b0]\nhost = "127.0.0.1"\nport = {port}\n')
+        done = subprocess.run([sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", "b0"],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 1, done.stderr
+    assert f"broker b0 cannot listen on 127.0.0.1:{port}:" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_a_spark_context_that_stopped_is_reported_as_an_unreachable_master():
     from eventpy.replay.cli import _failure_reason
 

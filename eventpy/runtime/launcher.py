@@ -79,6 +79,10 @@ def run_broker(config: Path, name: str) -> int:
         asyncio.run(server.run())
     except KeyboardInterrupt:
         pass
+    except OSError as e:  # at start: the address is taken or not this machine's
+        print(f"{config}: broker {name} cannot listen on {server.host}:{server.port}: {e.strerror or e}",
+              file=sys.stderr)
+        return 1
     return 0
 
 
