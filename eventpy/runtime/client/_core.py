@@ -298,13 +298,8 @@ class ClientCore:
             self.acked[msg.ref] = msg.failed
             return []
         if kind is Pub:
-            states = self.targets(msg)
-            if not states:
-                return []
             meta = (msg.origin, msg.seq, msg.time)
-            if len(states) == 1:
-                return [(states[0], received_event(states[0].etype, msg.values, meta))]
-            return [(state, received_event(state.etype, msg.values, meta)) for state in states]
+            return [(state, received_event(state.etype, msg.values, meta)) for state in self.targets(msg)]
         return []
 
     def targets(self, msg: Pub) -> list[SubscriptionState]:
