@@ -282,6 +282,7 @@ class EventMethod:
         self.owner = owner
         self.fields = frozenset(plan.param_names)
         self.field_types = {f: t for f, t in (field_types or {}).items() if f in self.fields}
+        self._undeclared = sorted(self.fields - self.field_types.keys())  # typed by their values
         self._checked: set[tuple] = set()  # type combinations of the undeclared fields seen to fit
         params = list(inspect.signature(func).parameters.values())[1:]
         self.signature = inspect.Signature([p.replace(annotation=inspect.Parameter.empty) for p in params])
@@ -303,7 +304,7 @@ class EventMethod:
         """The guard against the types of its fields' first values, for the fields the class
         does not annotate (once per combination of types): a str where the guard compares a
         price would otherwise make a subscription that never matches, silently."""
-        undeclared = sorted(f for f in self.fields if f not in self.field_types)
+        undeclared = self._undeclared
         if not undeclared:
             return
         from .api import _param_type  # the API's kinds of parameter values (api imports this module)
