@@ -110,13 +110,13 @@ class Analysis:
                     if direct and isinstance(child.target, ast.Name):
                         name = child.target.id
                         ann = child.annotation
-                        owner.field_types[name] = _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
+                        owner.field_types[name] = _annotated(ann)
                         owner.fields.add(name)
                         if child.lineno in self.lowered.locals:
                             owner.locals.append(name)
                     else:
                         ann = child.annotation
-                        t = _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
+                        t = _annotated(ann)
                         for f in _self_targets(child.target):
                             owner.fields.add(f)
                             owner.sources.setdefault(f, []).append(
@@ -141,8 +141,7 @@ class Analysis:
                 a = child.args
                 rebound = _rebound_names(child)  # `limit = float(limit)`: the annotation no longer says
                 inner = {**(params or {}), **{
-                    p.arg: _TYPES.get(p.annotation.id)
-                    if isinstance(p.annotation, ast.Name) and p.arg not in rebound else None
+                    p.arg: None if p.arg in rebound else _annotated(p.annotation)
                     for p in a.posonlyargs + a.args + a.kwonlyargs}}
             self._visit(child, owner, direct=direct and isinstance(child, ast.ClassDef), params=inner)
 
@@ -157,7 +156,7 @@ class Analysis:
             return None
         schema = {}
         for p in params[1:] + args.kwonlyargs:
-            t = _TYPES.get(p.annotation.id) if isinstance(p.annotation, ast.Name) else None
+            t = _annotated(p.annotation)
             if t is None:
                 what = "has no annotation" if p.annotation is None else "has an unsupported type"
                 self.error(f"event parameter {p.arg!r} {what}; annotate it with int, float, str or bool", p)
@@ -193,7 +192,7 @@ class Analysis:
                 message = (f"name {name!r} is neither a parameter of {fn.name} nor a field; "
                            + (f"did you mean self.{name}?" if name in info.fields else
                               f"parameters: {', '.join(etype.attrs)}"))
-            self.error(message, line=line + e.line - 1, col=(col + e.column - 1) if e.line == 1 else e.column)
+            self.error(message, **_in_file(line, col, e.line, e.column))
             return
         self._check_fields_assigned(fn, info, plan.param_names, text, line, col)
         info.guard_fields |= plan.param_names
@@ -221,7 +220,18 @@ class Analysis:
             self.error(f"the guard of {fn.name} reads self.{f}, which no method of {info.node.name} assigns "
                        "(it must be set when the constructor returns)"
                        + (f"; did you mean self.{close[0]}?" if close else ""),
-                       line=line + g_line - 1, col=(col + g_col - 1) if g_line == 1 else g_col)
+                       **_in_file(line, col, g_line, g_col))
+
+
+def _annotated(ann: ast.AST | None) -> type | None:
+    """The type an annotation names, if it is one a guard knows (int, float, str, bool)."""
+    return _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
+
+
+def _in_file(line: int, col: int, g_line: int, g_col: int) -> dict[str, int]:
+    """`error`'s line and col for a position inside a guard that starts at (line, col) of the
+    file: the guard's first line continues the file's line, its other lines are the file's own."""
+    return {"line": line + g_line - 1, "col": (col + g_col - 1) if g_line == 1 else g_col}
 
 
 def _rebound_names(fn: ast.AST) -> set[str]:

@@ -67,6 +67,13 @@ def test_a_field_typed_by_the_parameter_it_is_assigned_from_is_checked_at_compil
     assert e.message.endswith("(self.limit is assigned from parameter limit: str on line 3)"), e.render()
 
 
+def test_int_and_float_assignments_type_a_field_as_a_number():
+    text = (BASE.replace("name: str", "name: int", 1).replace("self.name = name", "self.limit = name", 1)
+            .replace('firm == "IBM" and price < self.limit', "firm == self.limit", 1))
+    e = diag(text)  # a number where the guard compares a str: the union of int and float is known
+    assert "cannot be compared with field self.limit" in e.message and "(self.limit is assigned from" in e.message
+
+
 @pytest.mark.parametrize("changes", [
     [("self.name = name", "self.limit = float(name)")],  # an assignment eventpyc cannot type
     [("self.name = name", "self.limit = name")],          # a str beside a float: the run time checks
