@@ -274,9 +274,11 @@ class EventMethod:
     """`Class.method(...)` publishes; the function body runs on delivery."""
 
     def __init__(self, func: Callable, etype: EventType, guard: When, plan: Any, owner: type,
-                 field_types: dict[str, type] | None = None) -> None:
+                 field_types: dict[str, type] | None = None, origin: type | None = None) -> None:
         self.func = func
-        self.etype = etype
+        self.etype = etype  # what `owner.method(...)` publishes
+        self.listens = [etype]  # what an instance subscribes to: this type and its bases' ones
+        self.origin = origin or owner  # the class whose `event def` this is
         self.guard = guard
         self.plan = plan
         self.owner = owner
@@ -344,16 +346,11 @@ class EventObject:
 
     def __init_subclass__(cls, locals: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        events = dict(getattr(cls, "__eventpy_events__", {}))
         local_fields = set(getattr(cls, "__eventpy_locals__", ())) | set(locals)
         annotations = {}
         for klass in reversed(cls.__mro__):
             annotations.update(getattr(klass, "__annotations__", {}) or {})
-        for name, value in list(vars(cls).items()):
-            marker = _marker(value)
-            if marker is not None:
-                events[name] = _event_method(cls, value, marker, annotations)
-                setattr(cls, name, events[name])
+        events = _event_methods(cls, annotations)
         fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
         for f in fields | local_fields:
             if not isinstance(cls.__dict__.get(f), GuardField):
@@ -412,7 +409,64 @@ def _marker(value: Any) -> When | None:
     return None
 
 
-def _event_method(cls: type, func: Callable, marker: When, annotations: dict) -> EventMethod:
+def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
+    """The event methods of `cls`, each with an event type of this class (DESIGN §1:
+    `Class.m(...)` reaches the instances of Class and of its subclasses, no others).
+
+    An event method the class declares, or inherits, publishes to `module.Class.m`; its instances
+    also listen to the types of every base class that has `m`, with the body and guard the normal
+    method lookup finds. An override must keep the parameters, or a base's events would not fit it.
+    """
+    prefix = _type_prefix(cls)
+    events: dict[str, EventMethod] = {}
+    for name, value in list(vars(cls).items()):
+        marker = _marker(value)
+        if marker is not None:
+            events[name] = _event_method(cls, prefix, value, marker, annotations)
+    inherited: dict[str, list[EventMethod]] = {}  # name -> the bases' methods, nearest first
+    for klass in cls.__mro__[1:]:
+        for name, m in klass.__dict__.get("__eventpy_events__", {}).items():
+            inherited.setdefault(name, []).append(m)
+    for name, bases in inherited.items():
+        if name not in events:
+            # the method resolution order picks the body and guard
+            nearest = next(k.__dict__[name] for k in cls.__mro__ if name in k.__dict__)
+            if not isinstance(nearest, EventMethod):  # a plain method over an event method
+                raise TypeError(f"{cls.__qualname__}.{name} overrides the event method "
+                                f"{bases[0].owner.__qualname__}.{name} with a plain method; "
+                                f"declare it `event def {name}(...) when ...:` to override it")
+            events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations, nearest.origin)
+        mine = events[name]
+        for m in bases:
+            if m.etype.schema != mine.etype.schema:
+                raise TypeError(f"event method {cls.__qualname__}.{name}({mine.etype.describe()}) overrides "
+                                f"{m.owner.__qualname__}.{name}({m.etype.describe()}): an override must keep "
+                                "the parameters (names and types), or the base's events would not fit it")
+            if m.etype not in mine.listens:
+                mine.listens.append(m.etype)
+    for name, m in events.items():
+        setattr(cls, name, m)
+    return events
+
+
+_local_classes: dict[str, int] = {}  # module.qualname of classes made in a function -> how many
+
+
+def _type_prefix(cls: type) -> str:
+    """`module.Class` for the event types of a class; a class made inside a function (a factory
+    called twice makes two classes of one name) gets `[2]`, `[3]`... after the first, so that its
+    events reach only its own instances (processes that run the same program agree)."""
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if "<locals>" in cls.__qualname__:
+        with _node_lock:
+            n = _local_classes[name] = _local_classes.get(name, 0) + 1
+        if n > 1:
+            name += f"[{n}]"
+    return name
+
+
+def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotations: dict,
+                  origin: type | None = None) -> EventMethod:
     sig = inspect.signature(func)
     params = list(sig.parameters.values())
     if not params or params[0].name != "self":
@@ -425,7 +479,7 @@ def _event_method(cls: type, func: Callable, marker: When, annotations: dict) ->
             raise TypeError(f"event method {cls.__qualname__}.{func.__name__}: parameter {p.name!r} "
                             "needs an int, float, str or bool annotation")
         schema[p.name] = t
-    etype = EventType(f"{cls.__module__}.{cls.__qualname__}.{func.__name__}", **schema)
+    etype = EventType(f"{prefix}.{func.__name__}", **schema)
     field_types = {k: _TYPES.get(v, v) if isinstance(v, str) else v for k, v in annotations.items()}
     field_types = {k: v for k, v in field_types.items() if isinstance(v, type)}
     try:
@@ -433,7 +487,7 @@ def _event_method(cls: type, func: Callable, marker: When, annotations: dict) ->
     except GuardError as e:
         raise GuardError(e.message, e.source, e.line + max(0, marker.line - 1),
                          e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)) from None
-    return EventMethod(func, etype, marker, plan, cls, field_types)
+    return EventMethod(func, etype, marker, plan, cls, field_types, origin or cls)
 
 
 def _subscribing_init(init: Callable) -> Callable:
@@ -471,5 +525,7 @@ def _subscribe(obj: Any) -> None:
         method.check_fields(env)
         envs.append((method, env))
     for method, env in envs:
-        sub = n._subscribe_plan(method.etype, method.plan, env, method.deliver(obj), group)
-        st.subs.append((sub, method.fields))
+        on_event = method.deliver(obj)
+        for etype in method.listens:  # one event reaches one of them: no duplicates
+            sub = n._subscribe_plan(etype, method.plan, env, on_event, group)
+            st.subs.append((sub, method.fields))

@@ -82,6 +82,94 @@ def test_subclasses_receive_events_and_close_unsubscribes():
     assert a.got == [20.0, 10.0] and b.got == [20.0]
 
 
+HIERARCHY = '''
+    class Base:
+        def __init__(self, limit: float):
+            self.limit = limit
+            self.got = []
+
+        event def q(self, px: float) when px < self.limit:
+            self.got.append(("base", px))
+
+    class Plain(Base):
+        pass
+
+    class Child(Base):
+        def __init__(self, limit: float, floor: float):
+            super().__init__(limit)
+            self.floor = floor
+
+        event def q(self, px: float) when self.floor < px < self.limit:
+            self.got.append(("child", px))
+
+    class Extra(Base):
+        def __init__(self, limit: float, k: int):
+            super().__init__(limit)
+            self.k = k
+
+        event def r(self, n: int) when n == self.k:
+            self.got.append(("r", n))
+'''
+
+
+def test_an_event_reaches_the_instances_of_its_class_and_subclasses_only():
+    # DESIGN §1: `Class.m(...)` reaches every live instance of Class and its subclasses
+    ns = load(HIERARCHY)
+    b, p, c, e = ns["Base"](10.0), ns["Plain"](10.0), ns["Child"](10.0, 5.0), ns["Extra"](10.0, 3)
+    ns["Plain"].q(1.0)
+    eventpy.drain(5.0)
+    assert (b.got, p.got, c.got, e.got) == ([], [("base", 1.0)], [], [])
+    for px in (2.0, 6.0):
+        ns["Base"].q(px)  # an overriding subclass gets its own body and guard, once per event
+    ns["Child"].q(7.0)
+    ns["Extra"].r(3)
+    eventpy.drain(5.0)
+    assert b.got == [("base", 2.0), ("base", 6.0)]
+    assert p.got == [("base", 1.0), ("base", 2.0), ("base", 6.0)]
+    assert c.got == [("child", 6.0), ("child", 7.0)]
+    assert e.got == [("base", 2.0), ("base", 6.0), ("r", 3)]
+    e.limit = 0.0  # an update reaches each type the instance listens to
+    eventpy.drain(5.0)
+    ns["Extra"].q(-1.0)
+    ns["Base"].q(1.0)
+    eventpy.drain(5.0)
+    assert e.got[3:] == [("base", -1.0)]
+
+
+def test_classes_made_by_one_factory_do_not_share_events():
+    ns = load('''
+    def make(kind):
+        class Sensor:
+            def __init__(self, th: float):
+                self.th = th
+                self.got = []
+
+            event def reading(self, v: float) when v > self.th:
+                self.got.append((kind, v))
+        return Sensor
+
+    Temp, Hum = make("temp"), make("hum")
+    ''')
+    t, h = ns["Temp"](10.0), ns["Hum"](10.0)
+    ns["Temp"].reading(50.0)
+    eventpy.drain(5.0)
+    assert t.got == [("temp", 50.0)] and h.got == []
+
+
+@pytest.mark.parametrize("child, message", [
+    ("event def q(self, px: int) when px < 1:\n            pass", "an override must keep the parameters"),
+    ("def q(self, px):\n            pass", "with a plain method"),
+])
+def test_an_override_that_could_not_take_the_base_events_is_refused(child, message):
+    with pytest.raises(TypeError, match=message):
+        load(MONITOR.replace("quote", "q").replace("firm: str, price: float", "px: float")
+             .replace('firm == "IBM" and price < self.limit', "px < self.limit")
+             .replace("self.got.append(price)", "pass").replace("self.limit = price", "pass") + f'''
+    class Sub(Monitor):
+        {child}
+    ''')
+
+
 def test_generated_variables_switches_sets_and_attribute_expressions():
     ns = load('''
     import math
