@@ -60,6 +60,26 @@ def _freeze(v: Any) -> Any:
     return frozenset(v) if isinstance(v, (set, frozenset)) else v
 
 
+_KIND_NAMES = {"num": "a number", "str": "a str", "bool": "a bool", "set": "a set"}
+
+
+def _check_members(plan: Any, name: str, value: Any, what: str = "") -> None:
+    """A set parameter's members against the attributes the guard tests them with (`sym in
+    names`): a member of another type could never match, so it is a mistake, said at once."""
+    if not isinstance(value, (set, frozenset)):
+        return
+    schema = plan.etype.schema
+    for var in plan.vars:
+        if var.kind != "constraint" or var.attr is None or name not in var.deps:
+            continue
+        t = schema[var.attr]
+        for x in value:
+            if not (isinstance(x, t) if t in (str, bool) else
+                    isinstance(x, (int, float)) and not isinstance(x, bool)):
+                raise TypeError(f"{what or f'parameter {name!r}'}: member {x!r} ({type(x).__name__}) can never "
+                                f"equal attribute {var.attr!r} ({t.__name__}), which the guard tests it against")
+
+
 class Subscription:
     """A live subscription: `update(**params)` sends UPDs, `close()` unsubscribes."""
 
@@ -84,15 +104,21 @@ class Subscription:
     def closed(self) -> bool:
         return self._state.closed
 
-    def update(self, **params: Any) -> None:
-        """Change parameters; only the subscription variables that depend on them are sent."""
+    def check(self, **params: Any) -> None:
+        """Raise TypeError if `update(**params)` would (nothing is sent)."""
         for k, v in params.items():
             kind = self._kinds.get(k)
             if kind is None:
                 raise TypeError(f"unknown parameter {k!r}; this subscription has "
                                 f"{', '.join(self._kinds) or 'no parameters'}")
             if _param_kind(v) != kind:
-                raise TypeError(f"parameter {k!r} must stay {kind}, got {type(v).__name__} {v!r}")
+                raise TypeError(f"parameter {k!r} must stay {_KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
+            if kind == "set":
+                _check_members(self._state.plan, k, v)
+
+    def update(self, **params: Any) -> None:
+        """Change parameters; only the subscription variables that depend on them are sent."""
+        self.check(**params)
         frozen = {k: _freeze(v) for k, v in params.items()}
         self._node._local.send(lambda core: core.update(self._state, frozen))
         if self._state.monitor is not None:
@@ -163,6 +189,8 @@ class Node:
                         rum: Any = None) -> Subscription:
         """Subscribe with a compiled guard (used by code generated from .epy)."""
         env = {k: _freeze(v) for k, v in env.items()}
+        for k, v in env.items():
+            _check_members(plan, k, v)
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)

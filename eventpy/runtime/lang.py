@@ -18,6 +18,8 @@ Generated code imports this module as `__eventpy__`:
   so that `self.count += 1` is atomic and one UPD leaves per statement.
 * `local` fields (§9.2, Fig. 33): stores touch the local copy; the guard sees the copy `release`
   publishes; `last` reads it.
+
+The fields' machinery is in `_lang_fields`; this module has the event methods and classes.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from __future__ import annotations
 import ast
 import inspect
 import threading
-from collections import deque
 from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
+from ._lang_fields import FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, subscriptions_of
 from .model import EventType
+
+__all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
+           "node", "release", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
 
 _node_lock = threading.Lock()
 _default_node: Any = None
@@ -59,214 +64,6 @@ class When:
 
 def when(source: str = "True", line: int = 0, column: int = 0) -> When:
     return When(source, line, column)
-
-
-# -- FIFO locks (Fig. 13) ------------------------------------------------------------------------
-class FifoLock:
-    """A fair, reentrant lock: threads acquire it in the order they asked for it."""
-
-    __slots__ = ("_cv", "_queue", "_owner", "_depth")
-
-    def __init__(self) -> None:
-        self._cv = threading.Condition(threading.Lock())
-        self._queue: deque[int] = deque()
-        self._owner: int | None = None
-        self._depth = 0
-
-    def acquire(self) -> None:
-        me = threading.get_ident()
-        with self._cv:
-            if self._owner == me:
-                self._depth += 1
-                return
-            self._queue.append(me)
-            while self._owner is not None or self._queue[0] != me:
-                self._cv.wait()
-            self._queue.popleft()
-            self._owner, self._depth = me, 1
-
-    def release(self) -> None:
-        with self._cv:
-            if self._owner != threading.get_ident():
-                raise RuntimeError("release of a FIFO lock not held by this thread")
-            self._depth -= 1
-            if not self._depth:
-                self._owner = None
-                self._cv.notify_all()
-
-    def held(self) -> bool:
-        return self._owner == threading.get_ident()
-
-    def __enter__(self) -> "FifoLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
-
-
-# -- per-instance state ----------------------------------------------------------------------------
-class _Instance:
-    """Runtime state of one live object: locks, released copies, subscriptions, pending UPDs."""
-
-    __slots__ = ("locks", "released", "subs", "pending", "closed", "__weakref__")
-
-    def __init__(self) -> None:
-        self.locks: dict[str, FifoLock] = {}
-        self.released: dict[str, Any] = {}
-        self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
-        self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
-        self.closed = False
-
-    def lock(self, field: str) -> FifoLock:
-        lk = self.locks.get(field)
-        if lk is None:
-            lk = self.locks.setdefault(field, FifoLock())
-        return lk
-
-
-def _state(obj: Any) -> _Instance:
-    st = obj.__dict__.get("__eventpy_state__")
-    if st is None:
-        st = obj.__dict__.setdefault("__eventpy_state__", _Instance())
-    return st
-
-
-def subscriptions_of(obj: Any) -> list[Any]:
-    """The live Subscriptions of an object of an .epy class (none for any other object)."""
-    st = getattr(obj, "__dict__", {}).get("__eventpy_state__")
-    return [sub for sub, _fields in st.subs] if isinstance(st, _Instance) else []
-
-
-def _publish_field(obj: Any, field: str, value: Any) -> None:
-    """Send the new guard-visible value of a field to every subscription that reads it."""
-    st = _state(obj)
-    for sub, fields in st.subs:
-        if field in fields and not sub.closed:
-            sub.update(**{field: _frozen(value)})
-
-
-def _frozen(value: Any) -> Any:
-    return frozenset(value) if isinstance(value, (set, frozenset, ObservedSet)) else value
-
-
-class GuardField:
-    """A field read by a guard: every store reaches the runtime (inside the class or not)."""
-
-    def __init__(self, name: str, local: bool = False) -> None:
-        self.name = name
-        self.local = local
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        try:
-            return obj.__dict__[self.name]
-        except KeyError:
-            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
-            value = ObservedSet(value, obj, self.name)
-        st = _state(obj)
-        lock = st.lock(self.name)
-        with lock:
-            obj.__dict__[self.name] = value
-            if self.local:
-                return  # the guard sees the released copy (Fig. 33)
-            if lock._depth > 1:  # inside `assigning`: sent once, when the statement is done
-                st.pending[self.name] = value
-            else:
-                _publish_field(obj, self.name, value)
-
-    def __delete__(self, obj: Any) -> None:
-        raise AttributeError(f"field {self.name!r} is read by a guard and cannot be deleted")
-
-
-class ObservedSet(set):
-    """A set-valued guard field: mutations reach the runtime like assignments (001 Alg. 2 l. 31-35)."""
-
-    __slots__ = ("_owner", "_field")
-
-    def __init__(self, items: Iterable[Any] = (), owner: Any = None, field: str = "") -> None:
-        super().__init__(items)
-        self._owner, self._field = owner, field
-
-    def _changed(self) -> None:
-        if self._owner is not None:
-            st = _state(self._owner)
-            if self._field in getattr(type(self._owner), "__eventpy_locals__", ()):
-                return  # a local set: the guard sees it once released
-            with st.lock(self._field):
-                _publish_field(self._owner, self._field, self)
-
-
-def _mutator(name: str) -> Callable:
-    base = getattr(set, name)
-
-    def method(self: ObservedSet, *args: Any) -> Any:
-        result = base(self, *args)
-        self._changed()
-        return self if name.startswith("__i") else result
-
-    method.__name__ = name
-    return method
-
-
-for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update",
-              "intersection_update", "symmetric_difference_update", "__ior__", "__iand__",
-              "__isub__", "__ixor__"):
-    setattr(ObservedSet, _name, _mutator(_name))
-
-
-class assigning:
-    """`with assigning(self, "a", "b"): self.a, self.b = ...` — Fig. 13 around one statement:
-    the fields' FIFO locks (in name order), the store, then one update per field, then release."""
-
-    __slots__ = ("obj", "fields", "locks")
-
-    def __init__(self, obj: Any, *fields: str) -> None:
-        self.obj = obj
-        self.fields = sorted(set(fields))
-        self.locks: list[FifoLock] = []
-
-    def __enter__(self) -> None:
-        st = _state(self.obj)
-        for f in self.fields:
-            lk = st.lock(f)
-            lk.acquire()
-            self.locks.append(lk)
-
-    def __exit__(self, *exc: Any) -> None:
-        st = _state(self.obj)
-        try:
-            locals_ = getattr(type(self.obj), "__eventpy_locals__", ())
-            for f in self.fields:
-                if f in st.pending and st.locks[f]._depth == 1:
-                    value = st.pending.pop(f)
-                    if f not in locals_:
-                        _publish_field(self.obj, f, value)
-        finally:
-            for lk in reversed(self.locks):
-                lk.release()
-
-
-def release(obj: Any, field: str) -> None:
-    """`release self.f`: the local copy becomes the one the guard sees (an instrumented store)."""
-    st = _state(obj)
-    with st.lock(field):
-        value = obj.__dict__[field]
-        st.released[field] = value
-        _publish_field(obj, field, value)
-
-
-def last(obj: Any, field: str) -> Any:
-    """`last self.f`: the value last released."""
-    st = _state(obj)
-    try:
-        return st.released[field]
-    except KeyError:
-        raise AttributeError(f"self.{field} was never released") from None
 
 
 # -- event methods ------------------------------------------------------------------------------
@@ -303,14 +100,21 @@ class EventMethod:
         node().publish(self.etype, **bound.arguments)
 
     def check_fields(self, env: dict[str, Any]) -> None:
-        """The guard against the types of its fields' first values, for the fields the class
-        does not annotate (once per combination of types): a str where the guard compares a
-        price would otherwise make a subscription that never matches, silently."""
+        """The fields' first values against the class's annotations and, for the fields it does
+        not annotate, the guard against their types (once per combination of types): a str where
+        the guard compares a price would otherwise make a subscription that never matches."""
+        from .api import _check_members, _param_kind, _param_type  # api imports this module
+
+        for f, t in self.field_types.items():
+            if _param_kind(env[f]) != _KIND_OF.get(t, _param_kind(env[f])):
+                raise TypeError(f"{self.etype.name}: the guard reads self.{f}, declared {t.__name__}, "
+                                f"but it is {env[f]!r}")
+        for f, v in env.items():
+            if isinstance(v, frozenset):
+                _check_members(self.plan, f, v, f"{self.etype.name}: self.{f} = {set(v)!r}")
         undeclared = self._undeclared
         if not undeclared:
             return
-        from .api import _param_type  # the API's kinds of parameter values (api imports this module)
-
         types = []
         for f in undeclared:
             try:
@@ -372,7 +176,7 @@ class EventObject:
         for f, v in getattr(cls, "__eventpy_defaults__", {}).items():
             obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
             if f in cls.__eventpy_locals__:
-                _state(obj).released[f] = v
+                _state(obj).released[f] = _frozen(v)
         return obj
 
     def close(self) -> None:
@@ -392,6 +196,7 @@ class EventObject:
 
 _NOTHING = object()
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+_KIND_OF = {int: "num", float: "num", str: "str", bool: "bool", set: "set", frozenset: "set"}
 
 
 def _marker(value: Any) -> When | None:

@@ -294,6 +294,94 @@ def test_an_object_refused_by_its_second_guard_subscribes_nothing():
     assert eventpy.stats()["sub_sent"] == 0
 
 
+def test_an_annotated_field_is_checked_against_its_annotation_when_the_object_is_made():
+    ns = load('''
+        class A:
+            limit: float
+
+            def __init__(self, limit):
+                self.limit = limit
+
+            event def q(self, px: float) when px < self.limit:
+                pass
+    ''')
+    with pytest.raises(TypeError, match=r"reads self.limit, declared float, but it is '10'"):
+        ns["A"]("10")
+    ns["A"](10)  # an int where a float is declared: a number all the same
+    eventpy.drain(5.0)
+    assert eventpy.stats()["sub_sent"] == 1
+
+
+def test_a_refused_store_leaves_the_field_and_the_subscription_as_they_were():
+    ns = load(MONITOR)
+    m = ns["Monitor"](50.0)
+    with pytest.raises(TypeError, match=r"Monitor.limit = 'x' refused: parameter 'limit' must stay a number"):
+        m.limit = "x"
+    assert m.limit == 50.0
+    ns["Monitor"].quote("IBM", 40.0)
+    eventpy.drain(5.0)
+    assert m.got == [40.0]
+
+
+SYMBOLS = '''
+    class Watch:
+        def __init__(self, symbols):
+            self.symbols = symbols
+            self.got = []
+
+        event def quote(self, sym: str) when sym in self.symbols:
+            self.got.append(sym)
+'''
+
+
+def test_set_members_that_could_never_match_are_refused_before_they_are_stored():
+    ns = load(SYMBOLS)
+    with pytest.raises(TypeError, match=r"member 1 \(int\) can never equal attribute 'sym' \(str\)"):
+        ns["Watch"]({"A", 1})
+    w = ns["Watch"]({"A"})
+    with pytest.raises(TypeError, match=r"member 2.5 \(float\) can never equal attribute 'sym'"):
+        w.symbols = {"B", 2.5}
+    with pytest.raises(TypeError, match="can never equal"):
+        w.symbols.add(3)  # a mutation is refused before it happens, like a store
+    assert w.symbols == {"A"}
+    w.symbols.add("B")
+    eventpy.drain(5.0)
+    for sym in "ABC":
+        ns["Watch"].quote(sym)
+    eventpy.drain(5.0)
+    assert w.got == ["A", "B"]
+
+
+def test_last_of_a_local_set_is_the_released_snapshot():
+    ns = load('''
+        class Watch:
+            local symbols: set = set()
+
+            def __init__(self):
+                self.got = []
+
+            event def quote(self, sym: str) when sym in self.symbols:
+                self.got.append(sym)
+
+            def publish_list(self):
+                release self.symbols
+
+            def released(self):
+                return last self.symbols
+    ''')
+    w = ns["Watch"]()
+    w.symbols.add("A")
+    w.publish_list()
+    w.symbols.add("B")  # local only: neither `last` nor the guard sees it
+    assert w.released() == {"A"} and w.symbols == {"A", "B"}
+    assert ns["Watch"]().released() == set()
+    eventpy.drain(5.0)
+    for sym in "AB":
+        ns["Watch"].quote(sym)
+    eventpy.drain(5.0)
+    assert w.got == ["A"]
+
+
 def test_traceback_names_the_epy_file_and_line(tmp_path):
     prog = tmp_path / "boom.epy"
     prog.write_text(textwrap.dedent('''

@@ -92,9 +92,20 @@ def test_update_checks_parameters():
     sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0})
     with pytest.raises(TypeError, match="unknown parameter 'limt'"):
         sub.update(limt=3.0)
-    with pytest.raises(TypeError, match="must stay num"):
+    with pytest.raises(TypeError, match="must stay a number"):
         sub.update(limit="high")
     sub.update(limit=3)  # int for a number parameter is fine
+
+
+def test_set_parameters_are_checked_against_the_attribute_their_members_are_tested_with():
+    node = eventpy.connect()
+    with pytest.raises(TypeError, match=r"parameter 'names': member 3 \(int\) can never equal attribute 'firm'"):
+        node.subscribe(Quote, "firm in names", params={"names": {"IBM", 3}})
+    sub = node.subscribe(Quote, "firm in names", params={"names": {"IBM"}})
+    with pytest.raises(TypeError, match="member 1.5"):
+        sub.update(names={"HP", 1.5})
+    sub.update(names={"HP"})
+    assert sub.params["names"] == frozenset({"HP"})
 
 
 def test_callbacks_run_in_order_per_subscription():

@@ -1,0 +1,237 @@
+"""The fields of objects of `.epy` classes (DESIGN §1 items 3-5; paper 000 Fig. 13, Fig. 33):
+FIFO locks, guard fields as data descriptors, observed sets, `assigning`, `release` and `last`.
+Re-exported by eventpy.runtime.lang, which generated code imports as `__eventpy__`."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any, Callable, Iterable
+
+
+# -- FIFO locks (Fig. 13) ------------------------------------------------------------------------
+class FifoLock:
+    """A fair, reentrant lock: threads acquire it in the order they asked for it."""
+
+    __slots__ = ("_cv", "_queue", "_owner", "_depth")
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._queue: deque[int] = deque()
+        self._owner: int | None = None
+        self._depth = 0
+
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        with self._cv:
+            if self._owner == me:
+                self._depth += 1
+                return
+            self._queue.append(me)
+            while self._owner is not None or self._queue[0] != me:
+                self._cv.wait()
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+
+    def release(self) -> None:
+        with self._cv:
+            if self._owner != threading.get_ident():
+                raise RuntimeError("release of a FIFO lock not held by this thread")
+            self._depth -= 1
+            if not self._depth:
+                self._owner = None
+                self._cv.notify_all()
+
+    def held(self) -> bool:
+        return self._owner == threading.get_ident()
+
+    def __enter__(self) -> "FifoLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+# -- per-instance state ----------------------------------------------------------------------------
+class _Instance:
+    """Runtime state of one live object: locks, released copies, subscriptions, pending UPDs."""
+
+    __slots__ = ("locks", "released", "subs", "pending", "closed", "__weakref__")
+
+    def __init__(self) -> None:
+        self.locks: dict[str, FifoLock] = {}
+        self.released: dict[str, Any] = {}
+        self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
+        self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
+        self.closed = False
+
+    def lock(self, field: str) -> FifoLock:
+        lk = self.locks.get(field)
+        if lk is None:
+            lk = self.locks.setdefault(field, FifoLock())
+        return lk
+
+
+def _state(obj: Any) -> _Instance:
+    st = obj.__dict__.get("__eventpy_state__")
+    if st is None:
+        st = obj.__dict__.setdefault("__eventpy_state__", _Instance())
+    return st
+
+
+def subscriptions_of(obj: Any) -> list[Any]:
+    """The live Subscriptions of an object of an .epy class (none for any other object)."""
+    st = getattr(obj, "__dict__", {}).get("__eventpy_state__")
+    return [sub for sub, _fields in st.subs] if isinstance(st, _Instance) else []
+
+
+def _publish_field(obj: Any, field: str, value: Any) -> None:
+    """Send the new guard-visible value of a field to every subscription that reads it."""
+    st = _state(obj)
+    for sub, fields in st.subs:
+        if field in fields and not sub.closed:
+            sub.update(**{field: _frozen(value)})
+
+
+def _check_field(obj: Any, field: str, value: Any) -> None:
+    """Refuse a value a subscription reading `field` would refuse, before it is stored: a
+    refused store leaves the object as it was (the field and the subscriptions agree)."""
+    for sub, fields in _state(obj).subs:
+        if field in fields and not sub.closed:
+            try:
+                sub.check(**{field: value})
+            except TypeError as e:
+                raise TypeError(f"{type(obj).__qualname__}.{field} = {value!r} refused: {e} (read by the "
+                                f"guard of {sub.event_type.name})") from None
+
+
+def _frozen(value: Any) -> Any:
+    return frozenset(value) if isinstance(value, (set, frozenset, ObservedSet)) else value
+
+
+class GuardField:
+    """A field read by a guard: every store reaches the runtime (inside the class or not)."""
+
+    def __init__(self, name: str, local: bool = False) -> None:
+        self.name = name
+        self.local = local
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
+            value = ObservedSet(value, obj, self.name)
+        st = _state(obj)
+        lock = st.lock(self.name)
+        with lock:
+            if not self.local:
+                _check_field(obj, self.name, _frozen(value))
+            obj.__dict__[self.name] = value
+            if self.local:
+                return  # the guard sees the released copy (Fig. 33)
+            if lock._depth > 1:  # inside `assigning`: sent once, when the statement is done
+                st.pending[self.name] = value
+            else:
+                _publish_field(obj, self.name, value)
+
+    def __delete__(self, obj: Any) -> None:
+        raise AttributeError(f"field {self.name!r} is read by a guard and cannot be deleted")
+
+
+class ObservedSet(set):
+    """A set-valued guard field: mutations reach the runtime like assignments (001 Alg. 2 l. 31-35)."""
+
+    __slots__ = ("_owner", "_field")
+
+    def __init__(self, items: Iterable[Any] = (), owner: Any = None, field: str = "") -> None:
+        super().__init__(items)
+        self._owner, self._field = owner, field
+
+    def _changed(self) -> None:
+        if self._owner is not None:
+            st = _state(self._owner)
+            if self._field in getattr(type(self._owner), "__eventpy_locals__", ()):
+                return  # a local set: the guard sees it once released
+            with st.lock(self._field):
+                _publish_field(self._owner, self._field, self)
+
+
+def _mutator(name: str) -> Callable:
+    base = getattr(set, name)
+
+    def method(self: ObservedSet, *args: Any) -> Any:
+        owner = self._owner
+        if owner is not None and self._field not in getattr(type(owner), "__eventpy_locals__", ()):
+            trial = set(self)  # refused before it happens, like a store (sets in guards are small)
+            base(trial, *args)
+            _check_field(owner, self._field, frozenset(trial))
+        result = base(self, *args)
+        self._changed()
+        return self if name.startswith("__i") else result
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update",
+              "intersection_update", "symmetric_difference_update", "__ior__", "__iand__",
+              "__isub__", "__ixor__"):
+    setattr(ObservedSet, _name, _mutator(_name))
+
+
+class assigning:
+    """`with assigning(self, "a", "b"): self.a, self.b = ...` — Fig. 13 around one statement:
+    the fields' FIFO locks (in name order), the store, then one update per field, then release."""
+
+    __slots__ = ("obj", "fields", "locks")
+
+    def __init__(self, obj: Any, *fields: str) -> None:
+        self.obj = obj
+        self.fields = sorted(set(fields))
+        self.locks: list[FifoLock] = []
+
+    def __enter__(self) -> None:
+        st = _state(self.obj)
+        for f in self.fields:
+            lk = st.lock(f)
+            lk.acquire()
+            self.locks.append(lk)
+
+    def __exit__(self, *exc: Any) -> None:
+        st = _state(self.obj)
+        try:
+            locals_ = getattr(type(self.obj), "__eventpy_locals__", ())
+            for f in self.fields:
+                if f in st.pending and st.locks[f]._depth == 1:
+                    value = st.pending.pop(f)
+                    if f not in locals_:
+                        _publish_field(self.obj, f, value)
+        finally:
+            for lk in reversed(self.locks):
+                lk.release()
+
+
+def release(obj: Any, field: str) -> None:
+    """`release self.f`: the local copy becomes the one the guard sees (an instrumented store)."""
+    st = _state(obj)
+    with st.lock(field):
+        value = obj.__dict__[field]
+        _check_field(obj, field, _frozen(value))
+        st.released[field] = _frozen(value)  # a snapshot: later local changes of a set stay local
+        _publish_field(obj, field, value)
+
+
+def last(obj: Any, field: str) -> Any:
+    """`last self.f`: the value last released."""
+    st = _state(obj)
+    try:
+        return st.released[field]
+    except KeyError:
+        raise AttributeError(f"self.{field} was never released") from None
