@@ -237,6 +237,7 @@ class Broker:
         if link in ts.pubs:
             ts.pubs.discard(link)
             ts.upstream.discard(link)
+            ts.seen.pop(link, None)  # a later ADV on this link must get the summary again
             sent = ts.sent.pop(link, None)
             if sent is not None:
                 out.append((link, Unsub(ts.etype.name, sent.sid)))

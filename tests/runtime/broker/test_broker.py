@@ -96,6 +96,20 @@ def test_subscriptions_only_travel_toward_advertisers():
     assert ("left", "Unadv") in kinds(out) and ("right", "Unsub") in kinds(out)
 
 
+@pytest.mark.parametrize("mode", ["parametric", "resub"])
+def test_a_publisher_that_comes_back_gets_the_subscriptions_again(mode):
+    # a publisher process leaves (UNADV) and another starts on the same broker (ADV): the
+    # subscription must travel again, or every later event stays on the other side
+    b = Broker("b", mode=mode)
+    b.connect("up", "broker")
+    b.connect("c", "client")
+    b.handle("up", ADV)
+    assert kinds(b.handle("c", sub_msg("price < 1")[0])) == [("up", "Sub")]
+    assert ("up", "Unsub") in kinds(b.handle("up", Unadv("Quote")))
+    assert kinds(b.handle("up", ADV)) == [("up", "Sub")]
+    assert kinds(b.handle("up", Pub("Quote", ("X", 0.5), "p", 1, 0.0))) == [("c", "Pub")]
+
+
 def test_no_event_goes_back_to_the_broker_it_came_from():
     b = Broker("b")
     b.connect("left", "broker")
