@@ -3,7 +3,8 @@ every guard evaluated by Python itself on the subscriber's current parameters (0
 
 * strictness: no callback ever runs on an event whose guard is false at delivery;
 * no duplicates: each event reaches each subscription at most once;
-* coverage: after quiescence, each subscriber receives exactly the events its guard admits.
+* coverage: after quiescence (and after the publishers have left and come back), each subscriber
+  receives exactly the events its guard admits.
 """
 
 from __future__ import annotations
@@ -96,6 +97,12 @@ def test_strictness_coverage_no_duplicates(mode, topology, seed):
             sim.at(t + 0.0001, lambda rec=rec, ch=changed: rec["sub"].update(**ch))
     sim.run()
     sim.drain()
+    for p in pubs:  # the publishers leave and come back: the subscriptions must reach them again
+        p.unadvertise(Q)
+    sim.run()
+    for p in pubs:
+        p.advertise(Q)
+    sim.run()
 
     # Phase 2: quiescent subscriptions; every subscriber gets exactly what the oracle says.
     phase2 = []

@@ -140,6 +140,10 @@ class SimClient:
     def advertise(self, etype: EventType) -> None:
         self._do(lambda core: core.advertise(etype))
 
+    def unadvertise(self, etype: EventType) -> None:
+        """No more events of this type from here (a publisher leaving); `publish` advertises again."""
+        self._do(lambda core: core.unadvertise(etype.name))
+
     def request_ack(self, budget: float) -> tuple:
         """Ask for a cascading acknowledgement of the changes sent so far; after `run()`,
         `core.acked[token]` is "" (every broker applied them) or the brokers that did not answer."""
