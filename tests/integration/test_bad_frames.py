@@ -85,3 +85,22 @@ def test_a_client_delivers_what_came_before_a_bad_frame_from_its_broker(caplog):
         done.set()
         eventpy.shutdown()
         listener.close()
+
+
+def test_an_event_larger_than_a_frame_is_dropped_with_an_error_and_the_others_go(caplog, broker_server):
+    server = broker_server("b")
+    node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    text = eventpy.EventType("bad.Text", s=str, n=int)
+    got: list[int] = []
+    node.subscribe(text, "True", on_event=lambda ev: got.append(ev.n))
+    eventpy.drain(5)
+    with caplog.at_level(logging.ERROR):
+        for n in range(50):
+            node.publish(text, s="x", n=n)
+        node.publish(text, s="x" * (2 << 20), n=-1)  # 2 MiB: no frame holds it
+        for n in range(50, 100):
+            node.publish(text, s="x", n=n)
+        eventpy.drain(5)  # before, the writer died with the batch: the node reconnected, the flush was lost
+    assert got == list(range(100))
+    assert "cannot send a PUB of bad.Text" in caplog.text
+    assert eventpy.stats()["unsendable"] == 1

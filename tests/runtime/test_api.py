@@ -87,6 +87,17 @@ def test_publish_checks_the_schema():
     node.publish(Quote, firm="IBM", price=3)  # an int is a valid float
 
 
+def test_publish_refuses_integers_the_wire_cannot_carry_on_every_overlay():
+    node = eventpy.connect()
+    big = eventpy.EventType("Big", n=int)
+    with pytest.raises(ValueError, match=r"attribute 'n' is 18446744073709551616, outside the 64-bit"):
+        node.publish(big, n=2 ** 64)
+    with pytest.raises(ValueError, match="64-bit"):
+        node.publish(big, n=-(2 ** 63) - 1)
+    node.publish(big, n=2 ** 64 - 1)
+    node.publish(big, n=-(2 ** 63))
+
+
 def test_update_checks_parameters():
     node = eventpy.connect()
     sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0})

@@ -7,6 +7,9 @@ from typing import Any, Iterator, Mapping
 #: The attribute types of DESIGN §1.1: ordered (numeric) and enumerated (str, bool).
 ATTRIBUTE_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
 NUMERIC = (int, float)
+# The integers an event can carry over TCP (msgpack's): checked at publication on every overlay,
+# so that a program behaves the same embedded.
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
 #: Members of `Event` an attribute of the same name would hide.
 RESERVED = frozenset({"type", "values", "get", "keys", "items"})
 
@@ -30,7 +33,7 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
 class EventType:
     """A named schema: `EventType("stocks.Quote", firm=str, price=float)`."""
 
-    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks")
+    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks", "_ints")
 
     def __init__(self, name: str, /, **schema: type) -> None:
         if not isinstance(name, str) or not name:
@@ -53,6 +56,7 @@ class EventType:
         self.index: dict[str, int] = {a: i for i, a in enumerate(self.attrs)}
         self.types: tuple[type, ...] = tuple(schema.values())
         self._checks = tuple(zip(self.attrs, self.types))  # values_from's loop (a zip per call cost 0.13 us)
+        self._ints = tuple(i for i, t in enumerate(self.types) if t is int)
 
     @classmethod
     def from_wire(cls, name: str, fields: list[tuple[str, str]] | tuple) -> "EventType":
@@ -74,6 +78,11 @@ class EventType:
                     if v != v:
                         raise ValueError(f"{self.name}: attribute {a!r} is NaN, which no guard can match")
                     out.append(v)
+                for i in self._ints:  # what the wire cannot carry is refused here, on every overlay
+                    v = out[i]
+                    if not INT_MIN <= v <= INT_MAX:
+                        raise ValueError(f"{self.name}: attribute {self.attrs[i]!r} is {v}, outside the "
+                                         "64-bit integers events carry")
                 return tuple(out)
             except KeyError:
                 pass

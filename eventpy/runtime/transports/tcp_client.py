@@ -159,12 +159,30 @@ class TcpOverlay:
                 node._flagged = False  # from here on, new output wakes the writer again
                 while node.has_output():
                     msgs = node.take()
-                    writer.write(encode_many(msgs, self.max_frame))
+                    try:
+                        data = encode_many(msgs, self.max_frame)
+                    except WireError:
+                        data = self._encode_each(node, msgs)
+                    writer.write(data)
                     await writer.drain()  # messages not yet taken keep coalescing meanwhile
                 if node.closed and not node.has_output():
                     return
         except (ConnectionError, OSError) as e:
             log.warning("node %s: cannot write to %s:%s: %s", node.link, self.host, self.port, e)
+
+    def _encode_each(self, node: LocalNode, msgs: list) -> bytes:
+        """The frames of the messages that can be sent; one that cannot (an event larger than a
+        frame) is dropped with an error naming it, and the others still go (the connection
+        would otherwise be lost with all of them)."""
+        out = []
+        for msg in msgs:
+            try:
+                out.append(encode(msg, self.max_frame))
+            except WireError as e:
+                node.core._stats["unsendable"] += 1
+                log.error("node %s: cannot send a %s of %s: %s", node.link, type(msg).__name__.upper(),
+                          getattr(msg, "etype", "?"), e)
+        return b"".join(out)
 
     def wake(self, node: LocalNode) -> None:
         if node._flagged:
