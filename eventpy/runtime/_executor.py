@@ -12,6 +12,21 @@ from typing import Callable
 
 log = logging.getLogger("eventpy.delivery")
 _POOL_SIZE = 8
+_here = threading.local()  # `running`: this thread is inside an event callback
+
+
+def callback_failed(e: BaseException) -> None:
+    """Log what an event callback raised; the event is dropped for that subscriber only."""
+    if isinstance(e, Exception):
+        log.error("an event callback raised; the event is dropped for this subscriber", exc_info=e)
+    else:  # sys.exit() in a callback: a delivery thread cannot stop the process, so say so
+        log.error("an event callback raised %s; a delivery thread cannot stop the process, "
+                  "the event is dropped for this subscriber", type(e).__name__)
+
+
+def in_callback() -> bool:
+    """True on a delivery thread while it runs an event callback."""
+    return getattr(_here, "running", False)
 
 
 class DeliveryPool:
@@ -69,9 +84,11 @@ class SerialQueue:
                     self._scheduled = False
                     return
                 task = self._tasks.popleft()
+            _here.running = True
             try:
                 task()
-            except Exception:  # isolate the subscriber's failure, keep delivering
-                log.exception("an event callback raised; the event is dropped for this subscriber")
+            except BaseException as e:  # isolate the subscriber's failure, keep delivering
+                callback_failed(e)
             finally:
+                _here.running = False
                 self._owner._finished()

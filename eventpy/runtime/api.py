@@ -16,9 +16,11 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping as _MappingABC
 from typing import Any, Callable, Mapping
 
 from ..guards import compile_guard
+from ._executor import in_callback
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from .lang import subscriptions_of
@@ -61,6 +63,11 @@ def _freeze(v: Any) -> Any:
 
 
 _KIND_NAMES = {"num": "a number", "str": "a str", "bool": "a bool", "set": "a set"}
+
+
+def _check_timeout(what: str, timeout: Any) -> None:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"{what} needs a positive timeout in seconds, not {timeout!r}")
 
 
 def _check_members(plan: Any, name: str, value: Any, what: str = "") -> None:
@@ -178,6 +185,11 @@ class Node:
         by default the node's (`eventpy.connect(rum=...)`)."""
         if not isinstance(etype, EventType):
             raise TypeError(f"subscribe needs an EventType, got {type(etype).__name__}")
+        if not isinstance(guard, str):
+            raise TypeError(f"the guard is the text of a condition, such as \"price < limit\", not a "
+                            f"{type(guard).__name__}")
+        if params is not None and not isinstance(params, _MappingABC):
+            raise TypeError(f"params is a mapping of parameter names to values, not a {type(params).__name__}")
         if on_event is not None and not callable(on_event):
             raise TypeError("on_event must be callable")
         env = {k: _freeze(v) for k, v in (params or {}).items()}
@@ -200,8 +212,9 @@ class Node:
     def confirm(self, timeout: float = 5.0) -> None:
         """Wait until every subscription change this node sent before the call is in force at
         every broker it must reach; UpdateNotConfirmed names the broker that did not answer."""
-        if not timeout > 0:
-            raise ValueError(f"confirm needs a positive timeout, not {timeout!r}")
+        _check_timeout("confirm", timeout)
+        if self._local.closed:
+            raise RuntimeError(f"node {self.name} is closed: there is nothing left to confirm")
         # the edge broker may wait 90% of our time for the brokers upstream, so its answer (and
         # the silent broker's name) arrives before we give up
         token, done = self._local.request_ack(budget=timeout * 0.9)
@@ -374,8 +387,10 @@ def _nodes_of(obj: Any) -> list[Node]:
 def drain(timeout: float = 10.0) -> None:
     """Barrier: return once every message sent by this process before the call has been processed
     by every broker and client it reaches and every delivered event's callback has returned."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"drain needs a positive timeout in seconds, not {timeout!r}")
+    _check_timeout("drain", timeout)
+    if in_callback():
+        raise RuntimeError("drain() waits until every event callback has returned, this one included: "
+                           "call it from the program's own thread, not from an event callback or event method")
     deadline = time.monotonic() + timeout
     with _lock:
         nodes = list(_nodes)

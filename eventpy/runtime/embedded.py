@@ -19,7 +19,7 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from ._executor import DeliveryPool, SerialQueue
+from ._executor import DeliveryPool, SerialQueue, callback_failed
 from .broker import Broker
 from .client import ClientCore, SubscriptionState
 from .messages import Ack, Flush, FlushAck, Pub
@@ -217,9 +217,8 @@ class LocalNode:
                 if state.on_event is not None:
                     try:
                         state.on_event(received_event(state.etype, d[0], d[1:]))
-                    except Exception:  # one failing callback does not drop the rest of the batch
-                        logging.getLogger("eventpy.delivery").exception(
-                            "an event callback raised; the event is dropped for this subscriber")
+                    except BaseException as e:  # one failing callback does not drop the rest of the batch
+                        callback_failed(e)
         finally:
             with self.lock:
                 self.core.stats["delivered"] += delivered

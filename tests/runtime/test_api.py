@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 
@@ -146,6 +147,53 @@ def test_a_failing_callback_is_logged_and_isolated(caplog):
         eventpy.drain(timeout=5.0)
     assert got == [2.0]
     assert any("subscriber bug" in (r.exc_text or "") or r.exc_info for r in caplog.records)
+
+
+def test_sys_exit_in_a_callback_is_logged_and_later_events_are_delivered(caplog):
+    node = eventpy.connect()
+    got = []
+
+    def leave(ev):
+        got.append(ev.price)
+        if ev.price == 1.0:
+            sys.exit("the handler wants to stop")
+
+    node.subscribe(Quote, "True", on_event=leave)
+    with caplog.at_level(logging.ERROR, logger="eventpy.delivery"):
+        for price in (0.0, 1.0, 2.0, 3.0):
+            node.publish(Quote, firm="A", price=price)
+        eventpy.drain(timeout=5.0)  # before, the subscription stalled and every drain timed out
+    assert got == [0.0, 1.0, 2.0, 3.0]
+    assert "raised SystemExit; a delivery thread cannot stop the process" in caplog.text
+
+
+def test_drain_from_a_callback_says_it_cannot_wait_for_itself():
+    node = eventpy.connect()
+    errors = []
+
+    def inner(ev):
+        try:
+            eventpy.drain(timeout=30.0)
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    node.subscribe(Quote, "True", on_event=inner)
+    node.publish(Quote, firm="A", price=1.0)
+    eventpy.drain(timeout=5.0)  # would wait out the inner drain's 30 s before
+    assert len(errors) == 1 and "not from an event callback" in errors[0]
+
+
+def test_argument_mistakes_are_named():
+    node = eventpy.connect()
+    with pytest.raises(TypeError, match="the guard is the text of a condition"):
+        node.subscribe(Quote, 42)
+    with pytest.raises(TypeError, match="params is a mapping of parameter names to values, not a list"):
+        node.subscribe(Quote, "price < x", params=[("x", 1.0)])
+    with pytest.raises(ValueError, match="confirm needs a positive timeout in seconds, not '1'"):
+        node.confirm("1")
+    node.close()
+    with pytest.raises(RuntimeError, match="is closed"):
+        node.confirm(5.0)  # at once, not after the timeout
 
 
 def test_drain_waits_for_callbacks_and_times_out():
