@@ -158,6 +158,9 @@ class LocalNode:
             return
         if kind is Pub:
             self.receive_many([msg])  # one delivery path, whether events come one by one or in reads
+            return
+        with self.lock:  # REFUSED: the core keeps the reason for the program
+            self.core.receive(msg)
 
     def receive_many(self, msgs: list) -> None:
         """Several messages in arrival order: deliveries to one queue go as one task (fewer

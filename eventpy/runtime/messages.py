@@ -112,3 +112,12 @@ class Auth:
 class Bye:
     reason: str = ""
 
+
+@dataclass(slots=True)
+class Refused:
+    """Broker to client: the client's advertisement of `etype` was refused (a schema other than
+    the overlay's), so its events of that type go nowhere; the client says so to the program."""
+
+    etype: str
+    reason: str
+

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import msgpack
 
-from .messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from .messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from .model import Interval, SetDelta, ValueSet
 
 DEFAULT_MAX_FRAME = 1 << 20  # 1 MiB
@@ -149,6 +149,7 @@ _ENCODERS: dict[type, Callable[[Any], list | tuple]] = {
     AckReq: lambda m: ["ackreq", list(m.token), float(m.budget)],
     Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode, m.auth],
     Bye: lambda m: ["bye", m.reason],
+    Refused: lambda m: ["refused", m.etype, m.reason],
     Auth: lambda m: ["auth", m.nonce, m.proof],
 }
 
@@ -210,6 +211,7 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "hello": (5, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
                                  _str(a[3], "mode"), _bool(a[4], "auth"))),
     "bye": (1, lambda a: Bye(_str(a[0], "reason"))),
+    "refused": (2, lambda a: Refused(_str(a[0], "event type"), _str(a[1], "reason"))),
     "auth": (2, lambda a: Auth(_str(a[0], "nonce"), _str(a[1], "proof"))),
 }
 

@@ -10,6 +10,8 @@ import struct
 import threading
 import time
 
+import pytest
+
 import eventpy
 from eventpy.runtime.messages import Adv, Hello, Pub, Sub
 from eventpy.runtime.wire import FrameDecoder, encode
@@ -104,3 +106,21 @@ def test_an_event_larger_than_a_frame_is_dropped_with_an_error_and_the_others_go
     assert got == list(range(100))
     assert "cannot send a PUB of bad.Text" in caplog.text
     assert eventpy.stats()["unsendable"] == 1
+
+
+def test_a_schema_the_overlay_knows_otherwise_is_refused_and_the_publisher_told(caplog, broker_server):
+    # two processes disagree on an event type: the later one's ADV is refused by the broker,
+    # which tells that client; its next publish raises with the reason instead of going nowhere
+    server = broker_server("b")
+    first = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    first.advertise(eventpy.EventType("bad.Schema", a=int))
+    eventpy.drain(5)
+    second = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    other = eventpy.EventType("bad.Schema", a=str)
+    with caplog.at_level(logging.ERROR, logger="eventpy.client"):
+        second.advertise(other)
+        eventpy.drain(5)
+    assert "the overlay refused event type 'bad.Schema': broker b: 'bad.Schema' advertised with schema" \
+           in caplog.text
+    with pytest.raises(TypeError, match=r"refused event type 'bad.Schema'.*known as \(a: int\)"):
+        second.publish(other, a="x")

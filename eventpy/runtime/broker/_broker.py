@@ -24,7 +24,7 @@ from itertools import count
 from typing import Any, Callable, Hashable
 
 from ..matching import Matcher, make_matcher
-from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
 from ..model import EventType
 from ._state import MessageError, SubState
@@ -181,6 +181,8 @@ class Broker:
         except MessageError as e:
             self._stats["refused"] += 1
             log.warning("%s: refused %s from %r: %s", self.name, type(msg).__name__, link, e)
+            if type(msg) is Adv and self.links.get(link) == "client":  # its events would go nowhere
+                out.append((link, Refused(msg.etype, f"broker {self.name}: {e}")))
         except Exception:  # a bug of ours, not the peer's: keep serving every link, say where
             self._stats["refused"] += 1
             self._stats["internal_errors"] += 1

@@ -13,14 +13,17 @@ by itself.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections import Counter, deque
 from typing import Any, Callable, Mapping
 
 from ...guards import GuardPlan
-from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
+from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ..model import Event, EventType, ValueSet, received_event, set_delta
 from ._monitor import SubscriptionMonitor, UpdateMonitor
+
+log = logging.getLogger("eventpy.client")
 
 MODES = ("parametric", "resub")
 # A resubscription (resub mode) gives the subscription a fresh sid, and events the edge broker
@@ -74,6 +77,7 @@ class ClientCore:
         self._stats: Counter = Counter()
         self.n_published = self.n_received = 0  # per event: plain ints, folded into `stats`
         self.acked: dict[tuple, str] = {}  # AckReq token -> brokers that failed ("" if none)
+        self.refused: dict[str, str] = {}  # event type -> why the overlay refused its advertisement
 
     @property
     def stats(self) -> Counter:
@@ -86,6 +90,8 @@ class ClientCore:
 
     # -- API side ------------------------------------------------------------------------------------
     def advertise(self, etype: EventType) -> None:
+        if etype.name in self.refused:
+            raise TypeError(f"the overlay refused event type {etype.name!r}: {self.refused[etype.name]}")
         known = self.advertised.get(etype.name)
         if known is None:
             self.advertised[etype.name] = etype
@@ -300,6 +306,10 @@ class ClientCore:
         if kind is Pub:
             meta = (msg.origin, msg.seq, msg.time)
             return [(state, received_event(state.etype, msg.values, meta)) for state in self.targets(msg)]
+        if kind is Refused:  # the next publish or subscribe of the type raises with the reason
+            self.advertised.pop(msg.etype, None)
+            self.refused[msg.etype] = msg.reason
+            log.error("node %s: the overlay refused event type %r: %s", self.name, msg.etype, msg.reason)
         return []
 
     def targets(self, msg: Pub) -> list[SubscriptionState]:

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard
-from eventpy.runtime.messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Sub, Unadv, Unsub, Upd
+from eventpy.runtime.messages import (Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv,
+                                      Unsub, Upd)
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta
 from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode, pub_frame_for
 
@@ -36,6 +37,7 @@ MESSAGES = [
     Hello("node-1", "client", 1),
     Hello("b0", "broker", 1, "resub", True),
     Bye("done"),
+    Refused("qa.T", "broker b0: schema (a: str), known as (a: int)"),
     Auth("00ff", ""),
     Auth("", "ab" * 32),
 ]
