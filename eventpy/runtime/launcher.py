@@ -19,10 +19,13 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .broker import Broker
 from .overlay import Topology, TopologyError, make_topology
+
+if TYPE_CHECKING:
+    from .transports.tcp import BrokerServer
 
 DEFAULT_RUN_DIR = Path(".eventpy/overlay")
 
@@ -73,17 +76,27 @@ def run_broker(config: Path, name: str) -> int:
                     summary=cfg.get("summary", "attribute"))
     server = BrokerServer(broker, me.get("host", "127.0.0.1"), int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     tune_gc_for_server()
     try:
-        asyncio.run(server.run())
-    except KeyboardInterrupt:
+        asyncio.run(_serve_until_signalled(server))
+    except KeyboardInterrupt:  # Ctrl-C before the loop's handler was in place
         pass
     except OSError as e:  # at start: the address is taken or not this machine's
         print(f"{config}: broker {name} cannot listen on {server.host}:{server.port}: {e.strerror or e}",
               file=sys.stderr)
         return 1
     return 0
+
+
+async def _serve_until_signalled(server: BrokerServer) -> None:
+    """Serve until SIGTERM (`eventpy overlay down`) or SIGINT (Ctrl-C in the foreground), then
+    close the links and return. The handlers run on the loop, between its callbacks: a Python
+    signal handler raised SystemExit inside whatever the loop was doing, and tasks cancelled in
+    that state logged tracebacks."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, server.shutdown, sig.name)
+    await server.run()
 
 
 def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str,
