@@ -324,7 +324,7 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
     """`tcp://host:port`: a node with its own connection to that broker."""
     from urllib.parse import urlsplit
 
-    from .transports.tcp_client import TcpOverlay
+    from .transports.tcp_client import AttachError, TcpOverlay
 
     parts = urlsplit(url)
     try:
@@ -340,6 +340,8 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
             overlay = _remote[url] = TcpOverlay(parts.hostname, port)
     try:
         local = overlay.attach(name)
+    except AttachError as e:  # a peer answered: the reason is complete
+        raise ConnectionError(f"cannot attach to {url}: {e}") from None
     except OSError as e:
         raise ConnectionError(f"cannot attach to {url}: {e} (is a broker running there? "
                               "`eventpy overlay up` starts an overlay)") from None
