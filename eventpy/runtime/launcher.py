@@ -40,12 +40,40 @@ def write_config(path: Path, topology: Topology, host: str, port: int, mode: str
     path.write_text("\n".join(lines))
 
 
+_SETTINGS = ("brokers", "links", "mode", "matcher", "summary")  # what a topology file may set
+
+
+def _choices() -> dict[str, tuple[str, ...]]:
+    """The broker algorithm a topology file may choose, and the values of each setting."""
+    from .broker import MODES, SUMMARIES
+    from .matching import MATCHERS
+
+    return {"mode": tuple(MODES), "matcher": tuple(MATCHERS), "summary": tuple(SUMMARIES)}
+
+
 def read_config(path: Path) -> dict[str, Any]:
+    """An overlay's TOML file, checked whole (a mistake is a SystemExit naming the file, the bad
+    value and what is allowed), so nothing starts that a broker would refuse later."""
     try:
         cfg = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise SystemExit(f"{path}: cannot read the overlay configuration: {e}")
+    for key in cfg:
+        if key not in _SETTINGS:
+            raise SystemExit(f"{path}: unknown setting {key!r}; a topology file has {', '.join(_SETTINGS)}")
+    for key, allowed in _choices().items():
+        if key in cfg and cfg[key] not in allowed:
+            raise SystemExit(f"{path}: unknown {key} {cfg[key]!r}; choose {', '.join(allowed)}")
     brokers = cfg.get("brokers")
+    _check_brokers(path, brokers)
+    try:
+        cfg["topology"] = Topology(tuple(brokers), _links(path, cfg.get("links", [])))
+    except TopologyError as e:
+        raise SystemExit(f"{path}: {e}")
+    return cfg
+
+
+def _check_brokers(path: Path, brokers: Any) -> None:
     if not isinstance(brokers, dict) or not brokers:
         raise SystemExit(f"{path}: needs a [brokers.NAME] table per broker, with host and port")
     for name, b in brokers.items():
@@ -54,11 +82,17 @@ def read_config(path: Path) -> dict[str, Any]:
             raise SystemExit(f"{path}: broker {name!r} needs a port between 1 and 65535, not {port!r}")
         if not isinstance(b.get("host", "127.0.0.1"), str):
             raise SystemExit(f"{path}: broker {name!r}: host must be a string")
-    try:
-        cfg["topology"] = Topology(tuple(brokers), tuple(tuple(link) for link in cfg.get("links", [])))
-    except (TopologyError, TypeError, ValueError) as e:
-        raise SystemExit(f"{path}: {e}")
-    return cfg
+
+
+def _links(path: Path, links: Any) -> tuple[tuple[str, str], ...]:
+    """`links = [["b0", "b1"], ...]` as pairs (which brokers they name, Topology checks)."""
+    if not isinstance(links, list):
+        raise SystemExit(f'{path}: links must be a list of pairs of broker names like [["b0", "b1"]], '
+                         f"not {links!r}")
+    for link in links:
+        if not (isinstance(link, list) and len(link) == 2 and all(isinstance(x, str) for x in link)):
+            raise SystemExit(f'{path}: a link is a pair of broker names like ["b0", "b1"], not {link!r}')
+    return tuple((a, b) for a, b in links)
 
 
 def run_broker(config: Path, name: str) -> int:
