@@ -156,3 +156,10 @@ def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_st
         assert out.returncode == 1 and out.stderr == f"{topo}: {words}\n", out.stderr
         assert not list((tmp_path / "run").glob("*.pid")) and not list((tmp_path / "run").glob("*.log"))
 
+
+def test_overlay_down_and_status_where_there_is_no_overlay_say_so(tmp_path):
+    for action in ("down", "status"):
+        out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", action, "--run-dir", str(tmp_path / "none")],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1 and out.stderr == f"no overlay in {tmp_path / 'none'}\n", (action, out.stderr)
+

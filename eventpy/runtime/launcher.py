@@ -287,9 +287,14 @@ def overlay_status(run_dir: Path) -> int:
 
 def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
     """Stop the brokers this run directory started, and only those: a pid file whose process is
-    gone, or whose pid now belongs to another program, is removed without a signal."""
+    gone, or whose pid now belongs to another program, is removed without a signal. No pid file
+    at all: no overlay there (as `status` says), exit status 1."""
+    pid_files = list(run_dir.glob("*.pid"))
+    if not pid_files:  # a mistyped --run-dir must not look like a successful stop
+        print(f"no overlay in {run_dir}", file=sys.stderr)
+        return 1
     pids, gone = {}, 0
-    for f in run_dir.glob("*.pid"):
+    for f in pid_files:
         if _alive(f):
             pids[f] = int(f.read_text())
         else:
