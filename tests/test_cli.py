@@ -163,3 +163,10 @@ def test_overlay_down_and_status_where_there_is_no_overlay_say_so(tmp_path):
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 1 and out.stderr == f"no overlay in {tmp_path / 'none'}\n", (action, out.stderr)
 
+
+def test_an_unknown_topology_name_says_a_toml_file_is_accepted_too(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--topology", "ring", "--run-dir",
+                          str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr == ("eventpy overlay: unknown topology 'ring'; choose line, star, tree, random, "
+                          "or the path of a TOML file (NAME.toml)\n")

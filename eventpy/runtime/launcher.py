@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .broker import Broker
-from .overlay import Topology, TopologyError, make_topology
+from .overlay import TOPOLOGIES, Topology, TopologyError, make_topology
 
 if TYPE_CHECKING:
     from .transports.tcp import BrokerServer
@@ -152,6 +152,10 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         if not 1 <= port <= 65535 - max(brokers - 1, 0):
             print(f"eventpy overlay: ports {port}..{port + brokers - 1} are not all between 1 and 65535",
                   file=sys.stderr)
+            return 1
+        if topology not in TOPOLOGIES:  # make_topology's message knows nothing of files
+            print(f"eventpy overlay: unknown topology {topology!r}; choose {', '.join(TOPOLOGIES)}, "
+                  "or the path of a TOML file (NAME.toml)", file=sys.stderr)
             return 1
         try:
             topo = make_topology(topology, brokers)
