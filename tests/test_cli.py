@@ -146,7 +146,8 @@ def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_st
         link + 'mode = "bogus"\n': "unknown mode 'bogus'; choose parametric, resub",
         link + 'matcher = "bogus"\n': "unknown matcher 'bogus'; choose naive, poset, fastint",
         link + 'summary = 3\n': "unknown summary 3; choose attribute, poset",
-        link + 'modes = "resub"\n': "unknown setting 'modes'; a topology file has brokers, links, mode, matcher, summary",
+        link + 'modes = "resub"\n': "unknown setting 'modes'; a topology file has brokers, links, mode, matcher, "
+                                     "summary",
     }
     for i, (head, words) in enumerate(cases.items()):
         topo = tmp_path / f"topo{i}.toml"
@@ -159,8 +160,8 @@ def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_st
 
 def test_overlay_down_and_status_where_there_is_no_overlay_say_so(tmp_path):
     for action in ("down", "status"):
-        out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", action, "--run-dir", str(tmp_path / "none")],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", action, "--run-dir",
+                              str(tmp_path / "none")], capture_output=True, text=True, timeout=60)
         assert out.returncode == 1 and out.stderr == f"no overlay in {tmp_path / 'none'}\n", (action, out.stderr)
 
 
