@@ -69,3 +69,15 @@ def test_a_broker_of_another_protocol_version_says_which(impostor):
         eventpy.connect(f"tcp://127.0.0.1:{port}")
     assert str(e.value) == (f"cannot attach to tcp://127.0.0.1:{port}: the peer speaks EventPy protocol "
                             "version 2; this one speaks 1")
+
+
+def test_a_mode_other_than_the_overlays_is_refused_naming_the_overlays(broker_server):
+    """The broker's HELLO says the overlay's mode (QA found mode="resub" silently running
+    parametric)."""
+    server = broker_server("b0")  # parametric
+    url = f"tcp://127.0.0.1:{server.port}"
+    with pytest.raises(ValueError) as e:
+        eventpy.connect(url, mode="resub")
+    assert str(e.value) == (f"the overlay at {url} runs in parametric mode; connect asked for mode='resub' "
+                            "(the brokers choose the mode: eventpy overlay up --mode)")
+    assert eventpy.connect(url, mode="parametric").mode == "parametric"

@@ -77,9 +77,11 @@ class TcpOverlay:
         """The broker this process is attached to (as it introduced itself)."""
         return self.edge
 
-    def attach(self, name: str | None = None) -> LocalNode:
+    def attach(self, name: str | None = None, mode: str | None = None) -> LocalNode:
+        """A new node with its own connection. `mode`: the one the caller expects; the broker's
+        HELLO says the overlay's, and another is a ValueError."""
         name = name or f"{os.uname().nodename}-{os.getpid()}-{next(self._names)}"
-        fut = asyncio.run_coroutine_threadsafe(self._open(name), self.loop)
+        fut = asyncio.run_coroutine_threadsafe(self._open(name, mode), self.loop)
         try:
             return fut.result(timeout=ATTACH_TIMEOUT)
         except TimeoutError:  # concurrent.futures': it says nothing of what was waited for
@@ -124,8 +126,12 @@ class TcpOverlay:
             raise AttachError(f"timed out after {HELLO_TIMEOUT:g} s waiting for the broker's HELLO "
                               "(is it an EventPy broker?)") from None
 
-    async def _open(self, name: str) -> LocalNode:
+    async def _open(self, name: str, mode: str | None = None) -> LocalNode:
         conn = await self._connect(name)  # the first connection fails loudly (ConnectionError)
+        if mode is not None and mode != self.mode:
+            conn[1].close()
+            raise ValueError(f"the overlay at tcp://{self.host}:{self.port} runs in {self.mode} mode; connect "
+                             f"asked for mode={mode!r} (the brokers choose the mode: eventpy overlay up --mode)")
         node = LocalNode(self, name)  # type: ignore[arg-type]
         self._events[name] = asyncio.Event()
         asyncio.get_running_loop().create_task(self._run(node, conn))
