@@ -125,3 +125,49 @@ def test_overlay_down_stops_only_brokers_it_started(tmp_path):
     finally:
         other.kill()
         other.wait()
+
+
+def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_starting_anything(tmp_path):
+    """Each mistake in one line naming the file, the bad value and what is allowed; no broker is
+    started (QA found an unpacking error for a short link, and brokers that started and died with
+    tracebacks for an unknown mode)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    brokers = f'[brokers.b0]\nhost = "127.0.0.1"\nport = {port}\n'
+    link = 'links = [["b0", "b1"]]\n'
+    brokers += f'[brokers.b1]\nhost = "127.0.0.1"\nport = {port + 1}\n'
+    cases = {
+        'links = [["b0"]]\n': "a link is a pair of broker names like [\"b0\", \"b1\"], not ['b0']",
+        'links = "b0-b1"\n': "links must be a list of pairs of broker names like [[\"b0\", \"b1\"]], not 'b0-b1'",
+        'links = [["b0", 1]]\n': "a link is a pair of broker names like [\"b0\", \"b1\"], not ['b0', 1]",
+        link + 'mode = "bogus"\n': "unknown mode 'bogus'; choose parametric, resub",
+        link + 'matcher = "bogus"\n': "unknown matcher 'bogus'; choose naive, poset, fastint",
+        link + 'summary = 3\n': "unknown summary 3; choose attribute, poset",
+        link + 'modes = "resub"\n': "unknown setting 'modes'; a topology file has brokers, links, mode, matcher, "
+                                     "summary",
+    }
+    for i, (head, words) in enumerate(cases.items()):
+        topo = tmp_path / f"topo{i}.toml"
+        topo.write_text(head + brokers)
+        out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--topology", str(topo), "--run-dir",
+                              str(tmp_path / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert out.returncode == 1 and out.stderr == f"{topo}: {words}\n", out.stderr
+        assert not list((tmp_path / "run").glob("*.pid")) and not list((tmp_path / "run").glob("*.log"))
+
+
+def test_overlay_down_and_status_where_there_is_no_overlay_say_so(tmp_path):
+    for action in ("down", "status"):
+        out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", action, "--run-dir",
+                              str(tmp_path / "none")], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1 and out.stderr == f"no overlay in {tmp_path / 'none'}\n", (action, out.stderr)
+
+
+def test_an_unknown_topology_name_says_a_toml_file_is_accepted_too(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--topology", "ring", "--run-dir",
+                          str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr == ("eventpy overlay: unknown topology 'ring'; choose line, star, tree, random, "
+                          "or the path of a TOML file (NAME.toml)\n")

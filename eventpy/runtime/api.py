@@ -308,13 +308,16 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
             summary: str | None = None, name: str | None = None, rum: Any = None) -> Node:
     """Attach this process to an overlay. Without a URL and without EVENTPY_BROKER: the embedded
     overlay (one broker in this process), created on first use with `mode` (parametric or resub),
-    `matcher` (naive, poset, fastint) and `summary` (attribute, poset). `rum` turns the runtime
-    update monitor on for the node's subscriptions (see `Node.subscribe`)."""
+    `matcher` (naive, poset, fastint) and `summary` (attribute, poset). With a URL the overlay's
+    brokers have chosen them: a `mode` other than theirs is an error; `matcher` and `summary` are
+    not told by a broker, so only their names are checked. `rum` turns the runtime update monitor
+    on for the node's subscriptions (see `Node.subscribe`)."""
     global _overlay
+    _check_connect_args(url, mode, matcher, summary, name)
     monitor = UpdateMonitor.of(rum)
     url = url or os.environ.get(ENV_BROKER) or None
     if url is not None and url not in ("inproc:", "inproc://", "embedded"):
-        return _connect_remote(url, name, monitor)
+        return _connect_remote(url, name, monitor, mode)
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:
@@ -330,14 +333,27 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
     return node
 
 
-_remote: dict[str, Any] = {}
+def _check_connect_args(url: Any, mode: Any, matcher: Any, summary: Any, name: Any) -> None:
+    """connect's arguments, before anything is attached: a wrong type or an unknown name is one
+    line naming the argument (not an error from deep inside urllib or the broker)."""
+    from .broker import SUMMARIES
+    from .client import MODES
+    from .matching import MATCHERS
+
+    if url is not None and not isinstance(url, str):
+        raise TypeError(f"connect: url must be a str such as 'tcp://127.0.0.1:7100', "
+                        f"not {type(url).__name__} {url!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"connect: name must be a str, not {type(name).__name__} {name!r}")
+    for key, value, allowed in (("mode", mode, MODES), ("matcher", matcher, MATCHERS),
+                                ("summary", summary, SUMMARIES)):
+        if value is not None and value not in allowed:
+            raise ValueError(f"unknown {key} {value!r}; choose {', '.join(allowed)}")
 
 
-def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = None) -> Node:
-    """`tcp://host:port`: a node with its own connection to that broker."""
+def _broker_address(url: str) -> tuple[str, int]:
+    """`tcp://HOST:PORT` -> (host, port); anything else is a ValueError saying what is wrong."""
     from urllib.parse import urlsplit
-
-    from .transports.tcp_client import TcpOverlay
 
     parts = urlsplit(url)
     try:
@@ -347,12 +363,31 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
     if parts.scheme != "tcp" or not parts.hostname or not port:
         raise ValueError(f"cannot attach to {url!r}: use tcp://HOST:PORT with a port in 1..65535 "
                          "(or no URL for the embedded overlay)")
+    extra = [(what, value) for what, value in (("a user", parts.username), ("a path", parts.path.rstrip("/")),
+                                              ("a query", parts.query), ("a fragment", parts.fragment)) if value]
+    if extra:  # the broker would never see them: refused rather than ignored
+        what, value = extra[0]
+        raise ValueError(f"cannot attach to {url!r}: a broker URL is tcp://HOST:PORT, without {what} {value!r}")
+    return parts.hostname, port
+
+
+_remote: dict[str, Any] = {}
+
+
+def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = None,
+                    mode: str | None = None) -> Node:
+    """`tcp://host:port`: a node with its own connection to that broker."""
+    from .transports.tcp_client import AttachError, TcpOverlay
+
+    host, port = _broker_address(url)
     with _lock:
         overlay = _remote.get(url)
         if overlay is None:
-            overlay = _remote[url] = TcpOverlay(parts.hostname, port)
+            overlay = _remote[url] = TcpOverlay(host, port)
     try:
-        local = overlay.attach(name)
+        local = overlay.attach(name, mode)
+    except AttachError as e:  # a peer answered: the reason is complete
+        raise ConnectionError(f"cannot attach to {url}: {e}") from None
     except OSError as e:
         raise ConnectionError(f"cannot attach to {url}: {e} (is a broker running there? "
                               "`eventpy overlay up` starts an overlay)") from None

@@ -19,10 +19,13 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .broker import Broker
-from .overlay import Topology, TopologyError, make_topology
+from .overlay import TOPOLOGIES, Topology, TopologyError, make_topology
+
+if TYPE_CHECKING:
+    from .transports.tcp import BrokerServer
 
 DEFAULT_RUN_DIR = Path(".eventpy/overlay")
 
@@ -37,12 +40,40 @@ def write_config(path: Path, topology: Topology, host: str, port: int, mode: str
     path.write_text("\n".join(lines))
 
 
+_SETTINGS = ("brokers", "links", "mode", "matcher", "summary")  # what a topology file may set
+
+
+def _choices() -> dict[str, tuple[str, ...]]:
+    """The broker algorithm a topology file may choose, and the values of each setting."""
+    from .broker import MODES, SUMMARIES
+    from .matching import MATCHERS
+
+    return {"mode": tuple(MODES), "matcher": tuple(MATCHERS), "summary": tuple(SUMMARIES)}
+
+
 def read_config(path: Path) -> dict[str, Any]:
+    """An overlay's TOML file, checked whole (a mistake is a SystemExit naming the file, the bad
+    value and what is allowed), so nothing starts that a broker would refuse later."""
     try:
         cfg = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise SystemExit(f"{path}: cannot read the overlay configuration: {e}")
+    for key in cfg:
+        if key not in _SETTINGS:
+            raise SystemExit(f"{path}: unknown setting {key!r}; a topology file has {', '.join(_SETTINGS)}")
+    for key, allowed in _choices().items():
+        if key in cfg and cfg[key] not in allowed:
+            raise SystemExit(f"{path}: unknown {key} {cfg[key]!r}; choose {', '.join(allowed)}")
     brokers = cfg.get("brokers")
+    _check_brokers(path, brokers)
+    try:
+        cfg["topology"] = Topology(tuple(brokers), _links(path, cfg.get("links", [])))
+    except TopologyError as e:
+        raise SystemExit(f"{path}: {e}")
+    return cfg
+
+
+def _check_brokers(path: Path, brokers: Any) -> None:
     if not isinstance(brokers, dict) or not brokers:
         raise SystemExit(f"{path}: needs a [brokers.NAME] table per broker, with host and port")
     for name, b in brokers.items():
@@ -51,11 +82,17 @@ def read_config(path: Path) -> dict[str, Any]:
             raise SystemExit(f"{path}: broker {name!r} needs a port between 1 and 65535, not {port!r}")
         if not isinstance(b.get("host", "127.0.0.1"), str):
             raise SystemExit(f"{path}: broker {name!r}: host must be a string")
-    try:
-        cfg["topology"] = Topology(tuple(brokers), tuple(tuple(link) for link in cfg.get("links", [])))
-    except (TopologyError, TypeError, ValueError) as e:
-        raise SystemExit(f"{path}: {e}")
-    return cfg
+
+
+def _links(path: Path, links: Any) -> tuple[tuple[str, str], ...]:
+    """`links = [["b0", "b1"], ...]` as pairs (which brokers they name, Topology checks)."""
+    if not isinstance(links, list):
+        raise SystemExit(f'{path}: links must be a list of pairs of broker names like [["b0", "b1"]], '
+                         f"not {links!r}")
+    for link in links:
+        if not (isinstance(link, list) and len(link) == 2 and all(isinstance(x, str) for x in link)):
+            raise SystemExit(f'{path}: a link is a pair of broker names like ["b0", "b1"], not {link!r}')
+    return tuple((a, b) for a, b in links)
 
 
 def run_broker(config: Path, name: str) -> int:
@@ -73,17 +110,27 @@ def run_broker(config: Path, name: str) -> int:
                     summary=cfg.get("summary", "attribute"))
     server = BrokerServer(broker, me.get("host", "127.0.0.1"), int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     tune_gc_for_server()
     try:
-        asyncio.run(server.run())
-    except KeyboardInterrupt:
+        asyncio.run(_serve_until_signalled(server))
+    except KeyboardInterrupt:  # Ctrl-C before the loop's handler was in place
         pass
     except OSError as e:  # at start: the address is taken or not this machine's
         print(f"{config}: broker {name} cannot listen on {server.host}:{server.port}: {e.strerror or e}",
               file=sys.stderr)
         return 1
     return 0
+
+
+async def _serve_until_signalled(server: BrokerServer) -> None:
+    """Serve until SIGTERM (`eventpy overlay down`) or SIGINT (Ctrl-C in the foreground), then
+    close the links and return. The handlers run on the loop, between its callbacks: a Python
+    signal handler raised SystemExit inside whatever the loop was doing, and tasks cancelled in
+    that state logged tracebacks."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, server.shutdown, sig.name)
+    await server.run()
 
 
 def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str,
@@ -105,6 +152,10 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         if not 1 <= port <= 65535 - max(brokers - 1, 0):
             print(f"eventpy overlay: ports {port}..{port + brokers - 1} are not all between 1 and 65535",
                   file=sys.stderr)
+            return 1
+        if topology not in TOPOLOGIES:  # make_topology's message knows nothing of files
+            print(f"eventpy overlay: unknown topology {topology!r}; choose {', '.join(TOPOLOGIES)}, "
+                  "or the path of a TOML file (NAME.toml)", file=sys.stderr)
             return 1
         try:
             topo = make_topology(topology, brokers)
@@ -240,9 +291,14 @@ def overlay_status(run_dir: Path) -> int:
 
 def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
     """Stop the brokers this run directory started, and only those: a pid file whose process is
-    gone, or whose pid now belongs to another program, is removed without a signal."""
+    gone, or whose pid now belongs to another program, is removed without a signal. No pid file
+    at all: no overlay there (as `status` says), exit status 1."""
+    pid_files = list(run_dir.glob("*.pid"))
+    if not pid_files:  # a mistyped --run-dir must not look like a successful stop
+        print(f"no overlay in {run_dir}", file=sys.stderr)
+        return 1
     pids, gone = {}, 0
-    for f in run_dir.glob("*.pid"):
+    for f in pid_files:
         if _alive(f):
             pids[f] = int(f.read_text())
         else:

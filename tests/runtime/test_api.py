@@ -302,3 +302,29 @@ def test_advertise_takes_an_event_type_or_an_event_method_and_refuses_anything_e
     with pytest.raises(TypeError, match="advertise needs an EventType or an event method of an .epy class, got int"):
         node.advertise(42)
     eventpy.shutdown()
+
+
+def test_connect_arguments_of_the_wrong_type_or_unknown_names_are_one_line_errors():
+    """Checked before anything is attached, for the embedded overlay and for a URL alike (QA found
+    an AttributeError from urllib for connect(27200), and matcher="bogus" accepted over TCP)."""
+    with pytest.raises(TypeError) as e:
+        eventpy.connect(27200)
+    assert str(e.value) == "connect: url must be a str such as 'tcp://127.0.0.1:7100', not int 27200"
+    with pytest.raises(TypeError, match=r"^connect: name must be a str, not int 5$"):
+        eventpy.connect(name=5)
+    for url in (None, "tcp://127.0.0.1:1"):
+        with pytest.raises(ValueError, match=r"^unknown matcher 'bogus'; choose naive, poset, fastint$"):
+            eventpy.connect(url, matcher="bogus")
+        with pytest.raises(ValueError, match=r"^unknown summary 'lub'; choose attribute, poset$"):
+            eventpy.connect(url, summary="lub")
+        with pytest.raises(ValueError, match=r"^unknown mode 'resubscribe'; choose parametric, resub$"):
+            eventpy.connect(url, mode="resubscribe")
+
+
+def test_a_broker_url_with_a_path_query_or_user_is_refused():
+    for url, part in (("tcp://127.0.0.1:7100/some/path", "a path '/some/path'"),
+                      ("tcp://127.0.0.1:7100?x=1", "a query 'x=1'"), ("tcp://me@127.0.0.1:7100", "a user 'me'"),
+                      ("tcp://127.0.0.1:7100#f", "a fragment 'f'")):
+        with pytest.raises(ValueError) as e:
+            eventpy.connect(url)
+        assert str(e.value) == f"cannot attach to {url!r}: a broker URL is tcp://HOST:PORT, without {part}"

@@ -109,5 +109,6 @@ class EventPyEngine(Engine):
             eventpy.shutdown()
         finally:
             if self.run_dir is not None:
-                with contextlib.redirect_stdout(io.StringIO()):
+                # quiet also when `up` failed and left nothing to stop ("no overlay in ...")
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                     launcher.overlay_down(self.run_dir)

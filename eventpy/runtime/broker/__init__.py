@@ -2,5 +2,6 @@
 
 from ._broker import MODES, Broker
 from ._state import MessageError
+from ._summary import SUMMARIES
 
-__all__ = ["MODES", "Broker", "MessageError"]
+__all__ = ["MODES", "SUMMARIES", "Broker", "MessageError"]

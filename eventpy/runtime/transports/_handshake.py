@@ -19,6 +19,10 @@ PROTOCOL = 1
 _READ = 65536
 
 
+class ProtocolMismatch(WireError):
+    """The peer's HELLO is of another protocol version."""
+
+
 def secret_from_env() -> bytes | None:
     """EVENTPY_SECRET: when set, every link authenticates with it (HMAC challenge-response)."""
     value = os.environ.get("EVENTPY_SECRET")
@@ -66,6 +70,9 @@ async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
         msgs = decoder.feed(data)
         if msgs:
             first = msgs[0]
-            if not isinstance(first, Hello) or first.version != PROTOCOL:
-                raise WireError("a connection must open with a HELLO of protocol version 1")
+            if not isinstance(first, Hello):
+                raise WireError(f"a connection must open with a HELLO of protocol version {PROTOCOL}")
+            if first.version != PROTOCOL:
+                raise ProtocolMismatch(f"the peer speaks EventPy protocol version {first.version!r}; "
+                                       f"this one speaks {PROTOCOL}")
             return first, msgs[1:]

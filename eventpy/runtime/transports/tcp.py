@@ -110,20 +110,40 @@ class BrokerServer:
         self.roles: dict[str, str] = {}
         self.started = time.time()
         self.secret = secret_from_env()
+        self._stop = asyncio.Event()
+        self._stop_reason = ""
+        self._conns: set[asyncio.Task] = set()  # the handlers of accepted connections
+
+    def shutdown(self, reason: str) -> None:
+        """Stop serving (on the loop's thread: a signal handler of the loop): `run` closes every
+        link and returns, and logs `NAME: stopped (reason)`."""
+        self._stop_reason = reason
+        self._stop.set()
 
     async def run(self, started: "threading.Event | None" = None) -> None:
         server = await asyncio.start_server(self._accept, self.host, self.port)
         self.port = server.sockets[0].getsockname()[1]  # the real port when asked for port 0
         if started is not None:
             started.set()
-        for name, (host, port) in self.neighbors.items():
-            if self.broker.name < name:
-                asyncio.create_task(self._dial(name, host, port))
+        helpers = [asyncio.create_task(self._dial(name, host, port))
+                   for name, (host, port) in self.neighbors.items() if self.broker.name < name]
         if self.status_file is not None:
-            asyncio.create_task(self._status_loop())
-        asyncio.create_task(self._timer_loop())
-        async with server:
-            await server.serve_forever()
+            helpers.append(asyncio.create_task(self._status_loop()))
+        helpers.append(asyncio.create_task(self._timer_loop()))
+        try:
+            await self._stop.wait()  # start_server already serves
+        finally:  # also when cancelled (start_in_thread's stop)
+            await self._close(server, helpers)
+        log.info("%s: stopped (%s)", self.broker.name, self._stop_reason)
+
+    async def _close(self, server: asyncio.Server, helpers: list[asyncio.Task]) -> None:
+        """Accept no more connections, then end every task: each link's `_serve` closes its socket
+        and tells the broker the link is gone, as when a peer leaves."""
+        server.close()
+        tasks = [*helpers, *self._conns]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def start_in_thread(self, timeout: float = 10.0) -> Callable[[], None]:
         """Serve on a loop of its own in a daemon thread (embedding, tests); returns `stop`."""
@@ -154,6 +174,21 @@ class BrokerServer:
         return stop
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """An accepted connection, until it closes or the server stops."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._conns.add(task)
+        try:
+            await self._open_link(reader, writer)
+        except asyncio.CancelledError:
+            # the server stops. This task must end normally: on Python 3.11 start_server calls
+            # exception() on it when it ends, which raises for a cancelled task, and asyncio
+            # logs that as an ERROR with a traceback
+            writer.close()
+        finally:
+            self._conns.discard(task)
+
+    async def _open_link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         decoder = FrameDecoder(self.max_frame)
         try:
             hello, early = await _hello(reader, decoder)

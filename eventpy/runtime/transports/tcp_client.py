@@ -19,12 +19,19 @@ from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
 from ..messages import Hello
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
-from ._handshake import PROTOCOL, _READ, _hello, authenticate, secret_from_env
+from ._handshake import PROTOCOL, _READ, ProtocolMismatch, _hello, authenticate, secret_from_env
 
 log = logging.getLogger("eventpy.tcp")
 
 
 _SLICE = 128  # messages decoded and handed on at a time
+HELLO_TIMEOUT = 10.0  # seconds a broker has to answer a new connection with its HELLO
+ATTACH_TIMEOUT = 15.0  # seconds `attach` waits for the whole first connection
+
+
+class AttachError(ConnectionError):
+    """Why a connection to the broker could not be used, complete in itself: the peer is not an
+    EventPy broker, or authentication failed (`eventpy.connect` adds no hint to start a broker)."""
 
 
 def receive_read(node: LocalNode, decoder: FrameDecoder, data: bytes) -> None:
@@ -70,35 +77,61 @@ class TcpOverlay:
         """The broker this process is attached to (as it introduced itself)."""
         return self.edge
 
-    def attach(self, name: str | None = None) -> LocalNode:
+    def attach(self, name: str | None = None, mode: str | None = None) -> LocalNode:
+        """A new node with its own connection. `mode`: the one the caller expects; the broker's
+        HELLO says the overlay's, and another is a ValueError."""
         name = name or f"{os.uname().nodename}-{os.getpid()}-{next(self._names)}"
-        fut = asyncio.run_coroutine_threadsafe(self._open(name), self.loop)
-        return fut.result(timeout=15)
+        fut = asyncio.run_coroutine_threadsafe(self._open(name, mode), self.loop)
+        try:
+            return fut.result(timeout=ATTACH_TIMEOUT)
+        except TimeoutError:  # concurrent.futures': it says nothing of what was waited for
+            fut.cancel()
+            raise ConnectionError(f"no connection within {ATTACH_TIMEOUT:g} s") from None
 
     async def _connect(self, name: str) -> tuple:
         reader, writer = await asyncio.open_connection(self.host, self.port)
         secret = secret_from_env()
         writer.write(encode(Hello(name, "client", PROTOCOL, auth=secret is not None)))
         decoder = FrameDecoder(self.max_frame)
-        hello, early = await _hello(reader, decoder)
+        hello, early = await self._broker_hello(reader, writer, decoder)
         self.edge = hello.node
         if hello.mode:
             self.mode = hello.mode
         if secret is None and hello.auth:
             writer.close()
-            raise ConnectionError("the broker requires authentication: set EVENTPY_SECRET")
+            raise AttachError("the broker requires authentication: set EVENTPY_SECRET")
         if secret is not None and not hello.auth:
             writer.close()
-            raise ConnectionError("authentication with the broker failed: it has no secret")
+            raise AttachError("authentication with the broker failed: it has no secret")
         try:
             await authenticate(secret, name, hello.node, reader, writer, decoder, early)
         except (WireError, asyncio.TimeoutError) as e:
             writer.close()
-            raise ConnectionError(f"authentication with the broker failed: {e}") from None
+            raise AttachError(f"authentication with the broker failed: {e}") from None
         return reader, writer, decoder, early
 
-    async def _open(self, name: str) -> LocalNode:
+    async def _broker_hello(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            decoder: FrameDecoder) -> tuple:
+        """The broker's HELLO; a peer that answers anything else, or nothing, is not one."""
+        try:
+            return await _hello(reader, decoder, HELLO_TIMEOUT)
+        except ProtocolMismatch as e:
+            writer.close()
+            raise AttachError(str(e)) from None
+        except WireError:  # e.g. an HTTP server's answer read as a frame length
+            writer.close()
+            raise AttachError("it is not an EventPy broker (it did not answer with a HELLO)") from None
+        except asyncio.TimeoutError:
+            writer.close()
+            raise AttachError(f"timed out after {HELLO_TIMEOUT:g} s waiting for the broker's HELLO "
+                              "(is it an EventPy broker?)") from None
+
+    async def _open(self, name: str, mode: str | None = None) -> LocalNode:
         conn = await self._connect(name)  # the first connection fails loudly (ConnectionError)
+        if mode is not None and mode != self.mode:
+            conn[1].close()
+            raise ValueError(f"the overlay at tcp://{self.host}:{self.port} runs in {self.mode} mode; connect "
+                             f"asked for mode={mode!r} (the brokers choose the mode: eventpy overlay up --mode)")
         node = LocalNode(self, name)  # type: ignore[arg-type]
         self._events[name] = asyncio.Event()
         asyncio.get_running_loop().create_task(self._run(node, conn))
