@@ -23,6 +23,7 @@ from ..guards import compile_guard
 from ._executor import in_callback
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
+from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type
 from .lang import subscriptions_of
 from .model import Event, EventType
 
@@ -42,58 +43,13 @@ def _event_type_of(x: Any) -> EventType:
     raise TypeError(f"advertise needs an EventType or an event method of an .epy class, got {type(x).__name__}")
 
 
-def _param_kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "num"
-    if isinstance(v, str):
-        return "str"
-    if isinstance(v, (set, frozenset)):
-        return "set"
-    raise TypeError(f"parameter values must be int, float, str, bool or a set, got {type(v).__name__}")
-
-
-def _param_type(v: Any) -> type:
-    return {"bool": bool, "num": float, "str": str, "set": frozenset}[_param_kind(v)]
-
-
-def _freeze(v: Any) -> Any:
-    return frozenset(v) if isinstance(v, (set, frozenset)) else v
-
-
-_KIND_NAMES = {"num": "a number", "str": "a str", "bool": "a bool", "set": "a set"}
-
-
-def _check_timeout(what: str, timeout: Any) -> None:
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"{what} needs a positive timeout in seconds, not {timeout!r}")
-
-
-def _check_members(plan: Any, name: str, value: Any, what: str = "") -> None:
-    """A set parameter's members against the attributes the guard tests them with (`sym in
-    names`): a member of another type could never match, so it is a mistake, said at once."""
-    if not isinstance(value, (set, frozenset)):
-        return
-    schema = plan.etype.schema
-    for var in plan.vars:
-        if var.kind != "constraint" or var.attr is None or name not in var.deps:
-            continue
-        t = schema[var.attr]
-        for x in value:
-            if not (isinstance(x, t) if t in (str, bool) else
-                    isinstance(x, (int, float)) and not isinstance(x, bool)):
-                raise TypeError(f"{what or f'parameter {name!r}'}: member {x!r} ({type(x).__name__}) can never "
-                                f"equal attribute {var.attr!r} ({t.__name__}), which the guard tests it against")
-
-
 class Subscription:
     """A live subscription: `update(**params)` sends UPDs, `close()` unsubscribes."""
 
     def __init__(self, node: "Node", state: SubscriptionState) -> None:
         self._node = node
         self._state = state
-        self._kinds = {k: _param_kind(v) for k, v in state.env.items()}
+        self._kinds = {k: param_kind(v) for k, v in state.env.items()}
 
     @property
     def event_type(self) -> EventType:
@@ -118,15 +74,15 @@ class Subscription:
             if kind is None:
                 raise TypeError(f"unknown parameter {k!r}; this subscription has "
                                 f"{', '.join(self._kinds) or 'no parameters'}")
-            if _param_kind(v) != kind:
-                raise TypeError(f"parameter {k!r} must stay {_KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
+            if param_kind(v) != kind:
+                raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
             if kind == "set":
-                _check_members(self._state.plan, k, v)
+                check_members(self._state.plan, k, v)
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
         self.check(**params)
-        frozen = {k: _freeze(v) for k, v in params.items()}
+        frozen = {k: freeze(v) for k, v in params.items()}
         self._node._local.send(lambda core: core.update(self._state, frozen))
         if self._state.monitor is not None:
             self._node._settle_later(self._state)
@@ -192,17 +148,17 @@ class Node:
             raise TypeError(f"params is a mapping of parameter names to values, not a {type(params).__name__}")
         if on_event is not None and not callable(on_event):
             raise TypeError("on_event must be callable")
-        env = {k: _freeze(v) for k, v in (params or {}).items()}
-        plan = compile_guard(guard, etype, {k: _param_type(v) for k, v in env.items()})
+        env = {k: freeze(v) for k, v in (params or {}).items()}
+        plan = compile_guard(guard, etype, {k: param_type(v) for k, v in env.items()})
         return self._subscribe_plan(etype, plan, env, on_event, rum=rum)
 
     def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
                         on_event: Callable[[Event], Any] | None, group: Any = None,
                         rum: Any = None) -> Subscription:
         """Subscribe with a compiled guard (used by code generated from .epy)."""
-        env = {k: _freeze(v) for k, v in env.items()}
+        env = {k: freeze(v) for k, v in env.items()}
         for k, v in env.items():
-            _check_members(plan, k, v)
+            check_members(plan, k, v)
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)
@@ -212,7 +168,7 @@ class Node:
     def confirm(self, timeout: float = 5.0) -> None:
         """Wait until every subscription change this node sent before the call is in force at
         every broker it must reach; UpdateNotConfirmed names the broker that did not answer."""
-        _check_timeout("confirm", timeout)
+        check_timeout("confirm", timeout)
         if self._local.closed:
             raise RuntimeError(f"node {self.name} is closed: there is nothing left to confirm")
         # the edge broker may wait 90% of our time for the brokers upstream, so its answer (and
@@ -422,7 +378,7 @@ def _nodes_of(obj: Any) -> list[Node]:
 def drain(timeout: float = 10.0) -> None:
     """Barrier: return once every message sent by this process before the call has been processed
     by every broker and client it reaches and every delivered event's callback has returned."""
-    _check_timeout("drain", timeout)
+    check_timeout("drain", timeout)
     if in_callback():
         raise RuntimeError("drain() waits until every event callback has returned, this one included: "
                            "call it from the program's own thread, not from an event callback or event method")

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
 from ._lang_fields import FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, subscriptions_of
+from ._params import check_members, param_kind, param_type
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
@@ -103,22 +104,21 @@ class EventMethod:
         """The fields' first values against the class's annotations and, for the fields it does
         not annotate, the guard against their types (once per combination of types): a str where
         the guard compares a price would otherwise make a subscription that never matches."""
-        from .api import _check_members, _param_kind, _param_type  # api imports this module
 
         for f, t in self.field_types.items():
-            if _param_kind(env[f]) != _KIND_OF.get(t, _param_kind(env[f])):
+            if param_kind(env[f]) != _KIND_OF.get(t, param_kind(env[f])):
                 raise TypeError(f"{self.etype.name}: the guard reads self.{f}, declared {t.__name__}, "
                                 f"but it is {env[f]!r}")
         for f, v in env.items():
             if isinstance(v, frozenset):
-                _check_members(self.plan, f, v, f"{self.etype.name}: self.{f} = {set(v)!r}")
+                check_members(self.plan, f, v, f"{self.etype.name}: self.{f} = {set(v)!r}")
         undeclared = self._undeclared
         if not undeclared:
             return
         types = []
         for f in undeclared:
             try:
-                types.append(_param_type(env[f]))
+                types.append(param_type(env[f]))
             except TypeError:
                 raise TypeError(f"{self.etype.name}: the guard reads self.{f}, which is {env[f]!r}; a field "
                                 "a guard reads must be an int, float, str, bool or a set") from None
