@@ -21,7 +21,7 @@ def _prelude(stmt: ast.stmt, k: int) -> bool:
 
 
 def place_import(lines: list[str], tree: ast.Module) -> bool:
-    """Edit `lines` in place; False when no existing line can take the import (the first event
+    """Edit `lines` in place; False when no existing line can take the import (every event
     class then binds the runtime in its own header)."""
     body = tree.body
     k = 0

@@ -221,3 +221,48 @@ def test_traceback_names_the_epy_file_and_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog)], capture_output=True, text=True)
     assert out.returncode != 0
     assert f'File "{prog}", line 6, in fail' in out.stderr
+
+
+@pytest.mark.parametrize("program", [
+    '''
+    def make():
+        class A:
+            def __init__(self):
+                self.got = []
+            event def q(self, px: float) when px < 1.0:
+                self.got.append(("A", px))
+        return A
+
+    class B:
+        def __init__(self):
+            self.got = []
+        event def q(self, px: float) when px < 1.0:
+            self.got.append(("B", px))
+    ''',
+    '''
+    class B:
+        def __init__(self):
+            self.got = []
+        event def q(self, px: float) when px < 1.0:
+            self.got.append(("B", px))
+        class A:
+            def __init__(self):
+                self.got = []
+            event def q(self, px: float) when px < 1.0:
+                self.got.append(("A", px))
+            def nudge(self):
+                self.got.append("nudged")
+
+    def make():
+        return B.A
+    ''',
+])
+def test_without_an_import_line_every_event_class_sees_the_runtime(program):
+    # the first line is a compound statement: no line before it can take the import
+    ns = load(textwrap.dedent(program).lstrip("\n"))
+    A, B = ns["make"](), ns["B"]
+    a, b = A(), B()
+    A.q(0.5)
+    B.q(0.5)
+    eventpy.drain(5.0)
+    assert a.got == [("A", 0.5)] and b.got == [("B", 0.5)]
