@@ -5,6 +5,7 @@ Every line keeps its number; a file without constructs comes out as exactly its 
     event def m(self, a: T) when GUARD:   ->  def m(self, a: T) -> __eventpy__.when('GUARD', L, C):
     local f: T = v                         ->  f: T = v                (f recorded as a local field)
     release self.f                         ->  __eventpy__.release(self, "f")
+    release self.a, self.b                 ->  __eventpy__.release(self, "a"), __eventpy__.release(self, "b")
     last self.f                            ->  __eventpy__.last(self, "f")
 
 The five words are constructs only where Python itself could not read them (`event def`,
@@ -111,16 +112,8 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 out.locals[t.start[0]] = nxt.string
             elif t.string in ("release", "last") and nxt.string == "self" and (
                     t.string == "last" or at_start):
-                j = i + 2
-                if not (j + 1 < len(sig) and sig[j].string == "." and sig[j + 1].type == NAME):
-                    raise CompileError(f"`{t.string}` must be followed by self.FIELD", *_at(t.start), path, source)
-                fname = sig[j + 1].string
-                _check(f"{t.string}_{'stmt' if t.string == 'release' else 'expr'}",
-                       f"{t.string} self.{fname}", *_at(t.start), path, source)
-                edits.append((t.start, sig[j + 1].end, f'__eventpy__.{t.string}(self, "{fname}")'))
-                (out.releases if t.string == "release" else out.lasts).append((*t.start, fname))
-                i = j + 2
-                prev_type, prev_str = NAME, fname
+                i = _release_last(sig, i, source, path, edits, out)
+                prev_type, prev_str = NAME, sig[i - 1].string
                 continue
         if at_start and t.type == NAME and t.string == "def":
             _plain_def(sig, i, source, path)
@@ -136,6 +129,36 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
 def _at(pos: tuple[int, int]) -> tuple[int, int]:
     """A tokenizer position (column from 0) as a diagnostic position (column from 1)."""
     return pos[0], pos[1] + 1
+
+
+def _field_at(sig: list, j: int, word: str, source: str, path: str) -> str:
+    """The FIELD of `self.FIELD` starting at sig[j]."""
+    if not (j + 2 < len(sig) and sig[j].string == "self" and sig[j + 1].string == "."
+            and sig[j + 2].type == NAME):
+        raise CompileError(f"`{word}` must be followed by self.FIELD", *_at(sig[j].start), path, source)
+    return sig[j + 2].string
+
+
+def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: Lowered) -> int:
+    """`last self.f`, or `release self.f` / `release self.a, self.b`, from sig[i]; the index after."""
+    t = sig[i]
+    word = t.string
+    fields = [_field_at(sig, i + 1, word, source, path)]
+    ends = [i + 4]
+    while word == "release" and ends[-1] < len(sig) and sig[ends[-1]].string == ",":
+        fields.append(_field_at(sig, ends[-1] + 1, word, source, path))
+        ends.append(ends[-1] + 4)
+    rule = "release_stmt" if word == "release" else "last_expr"
+    _check(rule, f"{word} " + ", ".join(f"self.{f}" for f in fields), *_at(t.start), path, source)
+    if word == "release" and ends[-1] < len(sig) and sig[ends[-1]].type != tokenize.NEWLINE \
+            and sig[ends[-1]].string not in (";", ""):
+        raise CompileError("`release` takes fields only: release self.f (or several: release self.a, self.b)",
+                           *_at(sig[ends[-1]].start), path, source)
+    starts = [t.start] + [sig[e + 1].start for e in ends[:-1]]  # one edit per field: no line merges
+    for start, end, f in zip(starts, ends, fields):
+        edits.append((start, sig[end - 1].end, f'__eventpy__.{word}(self, "{f}")'))
+        (out.releases if word == "release" else out.lasts).append((*start, f))
+    return ends[-1]
 
 
 def _header_end(sig: list, i: int) -> tuple[int, int | None]:

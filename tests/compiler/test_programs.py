@@ -266,3 +266,27 @@ def test_without_an_import_line_every_event_class_sees_the_runtime(program):
     B.q(0.5)
     eventpy.drain(5.0)
     assert a.got == [("A", 0.5)] and b.got == [("B", 0.5)]
+
+
+def test_release_of_several_fields_releases_each():
+    ns = load('''
+    class Box:
+        local x: float = 0.0
+        local y: float = 0.0
+
+        def __init__(self):
+            self.got = []
+
+        event def hit(self, px: float) when px < self.x + self.y:
+            self.got.append(px)
+
+        def move(self):
+            self.x, self.y = 5.0, 5.0
+            release self.x, self.y
+    ''')
+    b = ns["Box"]()
+    b.move()
+    eventpy.drain(5.0)
+    ns["Box"].hit(7.0)  # below x + y only when both were released
+    eventpy.drain(5.0)
+    assert b.got == [7.0]
