@@ -151,11 +151,17 @@ class Analysis:
         if not params or params[0].arg != "self":
             self.error(f"event method {fn.name} needs `self` as its first parameter", fn)
             return None
-        if args.vararg or args.kwarg:
-            self.error("event methods take named, annotated parameters only (no *args or **kwargs)", fn)
+        for star, p in (("*", args.vararg), ("**", args.kwarg)):
+            if p is not None:
+                self.error(f"event methods take named, annotated parameters only: remove {star}{p.arg}", p)
+                return None
+        if args.kwonlyargs:  # events are delivered by position: a keyword-only one never arrives
+            p = args.kwonlyargs[0]
+            self.error(f"event parameter {p.arg!r} is keyword-only; an event's attributes are plain "
+                       "positional parameters: remove the '*' before it", p)
             return None
         schema = {}
-        for p in params[1:] + args.kwonlyargs:
+        for p in params[1:]:
             t = _annotated(p.annotation)
             if t is None:
                 what = "has no annotation" if p.annotation is None else "has an unsupported type"

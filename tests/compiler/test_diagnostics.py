@@ -39,6 +39,8 @@ def diag(text: str) -> CompileError:
     ('event def quote', 'def quote', 6, "when", "`when` guards belong to event methods"),
     ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local`"),
     ('self.limit = price', 'x = (', 7, "(", "never closed"),
+    ('price: float)', 'price: float, *, n: int)', 6, "n: int", "'n' is keyword-only"),
+    ('price: float)', 'price: float, *more)', 6, "more", "remove *more"),
     ('self.limit = price', 'release self.limit + 1', 7, "+", "`release` takes fields only"),
     ('self.limit = price', 'release self.limit, 2', 7, "2", "must be followed by self.FIELD"),
 ])
