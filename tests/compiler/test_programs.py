@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -290,3 +291,25 @@ def test_release_of_several_fields_releases_each():
     ns["Box"].hit(7.0)  # below x + y only when both were released
     eventpy.drain(5.0)
     assert b.got == [7.0]
+
+
+def test_an_edited_epy_is_imported_instead_of_the_older_py_eventpyc_wrote(tmp_path):
+    market = tmp_path / "market.epy"
+    market.write_text(textwrap.dedent(MONITOR).replace("append(price)", "append(('v1', price))"))
+    cli = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", str(market)], capture_output=True, text=True)
+    assert cli.returncode == 0 and (tmp_path / "market.py").exists(), cli.stderr
+    market.write_text(market.read_text().replace("'v1'", "'v2'"))  # edited after eventpyc ran
+    py_time = (tmp_path / "market.py").stat().st_mtime
+    os.utime(market, (py_time + 5, py_time + 5))
+    (tmp_path / "main.epy").write_text(textwrap.dedent('''
+        import eventpy
+        from market import Monitor
+        m = Monitor(10.0)
+        Monitor.quote("IBM", 1.0)
+        eventpy.drain(5.0)
+        print(m.got)
+    '''))
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", "main.epy"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert out.stdout.strip() == "[('v2', 1.0)]", out.stdout + out.stderr
+    assert f"{tmp_path / 'market.py'}: warning: older than market.epy" in out.stderr
