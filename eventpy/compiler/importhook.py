@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import compile_source
+from ._source import decode, read
 
 
 class EpyLoader(importlib.abc.SourceLoader):
@@ -26,7 +27,7 @@ class EpyLoader(importlib.abc.SourceLoader):
         return Path(path).read_bytes()
 
     def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]
-        source = data.decode("utf-8") if isinstance(data, bytes) else data
+        source = decode(data, str(path))[0] if isinstance(data, bytes) else data
         python = compile_source(source, str(path), self.fullname.rpartition(".")[2])
         return compile(python, str(path), "exec", dont_inherit=True)
 
@@ -81,7 +82,7 @@ def install() -> None:
 
 def run_path(path: str) -> None:
     """`python -m eventpy run file.epy`: compile in memory and run as __main__."""
-    source = Path(path).read_text(encoding="utf-8")
+    source = read(path)[0]
     python = compile_source(source, path, "__main__")
     code = compile(python, path, "exec", dont_inherit=True)
     module = type(sys)("__main__")

@@ -163,3 +163,13 @@ def test_an_internal_error_names_the_file_and_line(monkeypatch):
     monkeypatch.setattr(_analysis.Analysis, "_check_guard", broken)
     with pytest.raises(InternalError, match=r"m.epy:6: internal error in eventpyc \(ZeroDivisionError: boom\)"):
         compile_source(BASE, "m.epy")
+
+
+def test_a_file_python_could_not_decode_is_a_diagnostic(tmp_path):
+    bad = tmp_path / "bad.epy"
+    bad.write_bytes(b'x = 1\ns = "caf\xe9"\n')
+    for run in (["-m", "eventpy.compiler.cli", "--check"], ["-m", "eventpy", "run"]):
+        out = subprocess.run([sys.executable, *run, str(bad)], capture_output=True, text=True)
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        assert out.stderr.startswith(f"{bad}:2:9: error: cannot read the file: byte 0xe9 is not valid utf-8"), \
+            out.stderr

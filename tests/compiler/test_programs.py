@@ -313,3 +313,25 @@ def test_an_edited_epy_is_imported_instead_of_the_older_py_eventpyc_wrote(tmp_pa
                          cwd=tmp_path)
     assert out.stdout.strip() == "[('v2', 1.0)]", out.stdout + out.stderr
     assert f"{tmp_path / 'market.py'}: warning: older than market.epy" in out.stderr
+
+
+@pytest.mark.parametrize("head, encoding", [("", "utf-8-sig"), ("# -*- coding: latin-1 -*-\n", "latin-1")])
+def test_sources_are_read_in_the_encoding_python_would_use(tmp_path, head, encoding):
+    prog = tmp_path / "cafe.epy"
+    prog.write_bytes((head + textwrap.dedent('''
+        import eventpy
+        class M:
+            def __init__(self):
+                self.got = []
+            event def q(self, s: str) when s == "café":
+                self.got.append(s)
+        m = M()
+        M.q("café")
+        eventpy.drain(5.0)
+        print(m.got == ["café"])
+    ''')).encode(encoding))
+    for run in (["-m", "eventpy", "run", str(prog)], ["-m", "eventpy.compiler.cli", str(prog)],
+                [str(tmp_path / "cafe.py")]):
+        out = subprocess.run([sys.executable, *run], capture_output=True, text=True)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert out.stdout == "True\n"  # the .py eventpyc wrote, run by Python, in the source's encoding
