@@ -147,9 +147,12 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     """Python's `ast` checks the syntax, finds the classes and checks the guards; only the
     top-level statements holding a construct go through libcst (parsed one by one, as snippets);
     every other line is copied as it is."""
+    # not the .epy path: CPython would re-read that file's line to turn the error's offset in the
+    # lowered line into a column, and measure it against a line that is not the one it parsed
+    name = f"<{path}>"
     try:
-        tree = ast.parse(lowered.text, path)
-        compile(tree, path, "exec", dont_inherit=True)
+        tree = ast.parse(lowered.text, name)
+        compile(tree, name, "exec", dont_inherit=True)
     except SyntaxError as e:
         line = e.lineno or 0
         raise CompileError(e.msg, line, lowered.original_column(line, e.offset or 0), path, source) from None

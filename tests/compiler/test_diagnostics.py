@@ -173,3 +173,21 @@ def test_a_file_python_could_not_decode_is_a_diagnostic(tmp_path):
         assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
         assert out.stderr.startswith(f"{bad}:2:9: error: cannot read the file: byte 0xe9 is not valid utf-8"), \
             out.stderr
+
+
+
+@pytest.mark.parametrize("old, new, line", [
+    ("self.limit:\n        self.limit = price", "self.limit:  print(price, end=)", 6),
+    ("self.limit = price", 'release self.limit; y = ("é" +)', 7),
+])
+def test_a_syntax_error_in_a_rewritten_line_has_its_column_in_the_epy_line(tmp_path, old, new, line):
+    # with the file on disk, CPython would measure the rewritten line's offset against the file's line
+    text = BASE.replace(old, new).replace("class M:", "class M:\n    local limit: float = 1.0").replace(
+        "self.limit = limit", "pass")
+    line += 1
+    path = tmp_path / "m.epy"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, str(path))
+    e = info.value
+    assert (e.line, e.column) == (line, text.splitlines()[line - 1].rindex(")") + 1), e.render()
