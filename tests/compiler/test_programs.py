@@ -335,3 +335,23 @@ def test_sources_are_read_in_the_encoding_python_would_use(tmp_path, head, encod
         out = subprocess.run([sys.executable, *run], capture_output=True, text=True)
         assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert out.stdout == "True\n"  # the .py eventpyc wrote, run by Python, in the source's encoding
+
+
+def test_guards_take_comments_and_identifiers_in_any_script():
+    ns = load('''
+    class Würfel:
+        def __init__(self):
+            self.größe = 3.0
+            self.got = []
+
+        event def wurf(self, höhe: float,
+                       name: str) when (höhe < self.größe  # a comment, as Python allows
+                                        and name != "é"):
+            self.got.append(höhe)
+    ''')
+    w, W = ns["Würfel"](), ns["Würfel"]
+    W.wurf(1.0, "a")
+    W.wurf(5.0, "a")
+    W.wurf(1.0, "é")
+    eventpy.drain(5.0)
+    assert w.got == [1.0]
