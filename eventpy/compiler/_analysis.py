@@ -12,7 +12,7 @@ from typing import Iterator
 
 from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
-from ._diagnostics import CompileError, Where
+from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
 
 RUNTIME = "__eventpy__"
@@ -71,11 +71,14 @@ class Analysis:
         self.path = path
         self.source = source
         self.errors: list[CompileError] = []
+        self.lines = lowered.text.split("\n")  # as Python numbers lines (not str.splitlines)
         self.classes: dict[ast.ClassDef, ClassInfo] = {}
 
     def error(self, message: str, node: ast.AST | None = None, line: int = 0, col: int = 0) -> None:
         if node is not None:
-            line, col = node.lineno, self.lowered.original_column(node.lineno, node.col_offset + 1)
+            text = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else ""
+            line = node.lineno
+            col = self.lowered.original_column(line, char_offset(text, node.col_offset) + 1)
         self.errors.append(CompileError(message, line, col, self.path, self.source))
 
     def run(self, tree: ast.Module) -> None:
