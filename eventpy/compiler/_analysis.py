@@ -73,6 +73,7 @@ class Analysis:
         self.errors: list[CompileError] = []
         self.lines = lowered.text.split("\n")  # as Python numbers lines (not str.splitlines)
         self.classes: dict[ast.ClassDef, ClassInfo] = {}
+        self.declared: set[int] = set()  # the lines of `local` declarations in a class body
 
     def error(self, message: str, node: ast.AST | None = None, line: int = 0, col: int = 0) -> None:
         if node is not None:
@@ -87,6 +88,10 @@ class Analysis:
             for fn in info.events:
                 Where.line = fn.lineno
                 self._check_guard(fn, info)
+        for line, name in self.lowered.locals.items():
+            if line not in self.declared:  # lowered to a plain annotated variable: say so
+                self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
+                           "class body", line=line, col=self.lowered.local_columns[line])
         locals_all = {n for i in self.classes.values() for n in i.locals}
         for line, col, name in self.lowered.releases + self.lowered.lasts:
             if name not in locals_all:
@@ -117,6 +122,7 @@ class Analysis:
                         owner.fields.add(name)
                         if child.lineno in self.lowered.locals:
                             owner.locals.append(name)
+                            self.declared.add(child.lineno)
                     else:
                         ann = child.annotation
                         t = _annotated(ann)

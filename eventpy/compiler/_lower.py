@@ -47,6 +47,7 @@ class Lowered:
     text: str
     events: list[EventDef] = field(default_factory=list)
     locals: dict[int, str] = field(default_factory=dict)  # line -> local field declared there
+    local_columns: dict[int, int] = field(default_factory=dict)  # line -> column of `local`
     releases: list[tuple[int, int, str]] = field(default_factory=list)  # line, col, field
     lasts: list[tuple[int, int, str]] = field(default_factory=list)
     # line -> (original column, length change, replacement length) of each one-line edit
@@ -110,6 +111,7 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 _check("local_head", f"local {nxt.string}:", *_at(t.start), path, source)
                 edits.append((t.start, nxt.start, ""))
                 out.locals[t.start[0]] = nxt.string
+                out.local_columns[t.start[0]] = t.start[1] + 1
             elif t.string in ("release", "last") and nxt.string == "self" and (
                     t.string == "last" or at_start):
                 i = _release_last(sig, i, source, path, edits, out)
