@@ -85,6 +85,8 @@ class Analysis:
     def run(self, tree: ast.Module) -> None:
         self._visit(tree, None)
         for info in self.classes.values():
+            if info.rewritten:
+                self._check_decorators(info)
             for fn in info.events:
                 Where.line = fn.lineno
                 self._check_guard(fn, info)
@@ -98,6 +100,14 @@ class Analysis:
                 word = "release" if (line, col, name) in self.lowered.releases else "last"
                 self.error(f"`{word} self.{name}`: {name} is not declared `local` in the class",
                            line=line, col=col + 1)
+
+    def _check_decorators(self, info: ClassInfo) -> None:
+        for deco in info.node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
+                self.error(f"a class with event methods or `local` fields cannot be a @dataclass: EventPy "
+                           f"gives {info.node.name} an __init__ before the decorator runs, so the dataclass "
+                           "makes none; write __init__ yourself", deco)
 
     def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False,
                params: dict[str, type | None] | None = None) -> None:

@@ -44,6 +44,7 @@ def diag(text: str) -> CompileError:
     ('firm: str, price: float)', 'fïrm: str, price)', 6, "price)", "'price' has no annotation"),
     ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
     ('    event def', '    @decorate\n    event def', 6, "decorate", "event method cannot be decorated: remove @decorate"),
+    ('class M:', '@dataclasses.dataclass(eq=False)\nclass M:', 1, "dataclasses", "cannot be a @dataclass"),
     ('self.limit = price', 'release self.limit + 1', 7, "+", "`release` takes fields only"),
     ('self.limit = price', 'release self.limit, 2', 7, "2", "must be followed by self.FIELD"),
 ])
