@@ -45,6 +45,8 @@ def diag(text: str) -> CompileError:
     ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
     ('    event def', '    @decorate\n    event def', 6, "decorate", "event method cannot be decorated: remove @decorate"),
     ('class M:', '@dataclasses.dataclass(eq=False)\nclass M:', 1, "dataclasses", "cannot be a @dataclass"),
+    ('firm == "IBM"', 'firm in ["IBM", "HP"]', 6, '[', 'takes a set literal {...} or a set-valued field'),
+    ('firm == "IBM"', 'firm in ("IBM", "HP")', 6, ', "HP")', 'takes a set literal {...} or a set-valued field'),
     ('self.limit = price', 'release self.limit + 1', 7, "+", "`release` takes fields only"),
     ('self.limit = price', 'release self.limit, 2', 7, "2", "must be followed by self.FIELD"),
 ])
