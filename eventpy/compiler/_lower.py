@@ -165,20 +165,24 @@ def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: L
 
 def _header_end(sig: list, i: int) -> tuple[int, int | None]:
     """From `def` at sig[i]: the index of the header's final ':' and of a `when` at depth 0."""
-    depth = 0
+    opened: list[int] = []  # the brackets still open
     when = None
     for k in range(i, len(sig)):
         s = sig[k].string
         if sig[k].type == OP and s in "([{":
-            depth += 1
+            opened.append(k)
         elif sig[k].type == OP and s in ")]}":
-            depth -= 1
-        elif depth == 0 and sig[k].type == NAME and s == "when" and when is None:
+            if opened:
+                opened.pop()
+        elif not opened and sig[k].type == NAME and s == "when" and when is None:
             when = k
-        elif depth == 0 and sig[k].type == OP and s == ":":
+        elif not opened and sig[k].type == OP and s == ":":
             return k, when
         elif sig[k].type == tokenize.NEWLINE:
             break
+    if opened:  # the tokenizer ran to the end of the file looking for its close
+        where = " in the guard" if when is not None and opened[0] > when else ""
+        raise CompileError(f"'{sig[opened[0]].string}' was never closed{where}", *_at(sig[opened[0]].start))
     raise CompileError("the def header has no ':'", *_at(sig[i].start))
 
 

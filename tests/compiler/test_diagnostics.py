@@ -47,6 +47,7 @@ def diag(text: str) -> CompileError:
     ('class M:', '@dataclasses.dataclass(eq=False)\nclass M:', 1, "dataclasses", "cannot be a @dataclass"),
     ('firm == "IBM"', 'firm in ["IBM", "HP"]', 6, '[', 'takes a set literal {...} or a set-valued field'),
     ('firm == "IBM"', 'firm in ("IBM", "HP")', 6, ', "HP")', 'takes a set literal {...} or a set-valued field'),
+    ('price < self.limit', '(price < self.limit', 6, '(price', "'(' was never closed in the guard"),
     ('self.limit = price', 'release self.limit + 1', 7, "+", "`release` takes fields only"),
     ('self.limit = price', 'release self.limit, 2', 7, "2", "must be followed by self.FIELD"),
 ])
