@@ -12,7 +12,7 @@ from typing import Iterator
 
 from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
-from ._diagnostics import CompileError, Where
+from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
 
 RUNTIME = "__eventpy__"
@@ -71,25 +71,43 @@ class Analysis:
         self.path = path
         self.source = source
         self.errors: list[CompileError] = []
+        self.lines = lowered.text.split("\n")  # as Python numbers lines (not str.splitlines)
         self.classes: dict[ast.ClassDef, ClassInfo] = {}
+        self.declared: set[int] = set()  # the lines of `local` declarations in a class body
 
     def error(self, message: str, node: ast.AST | None = None, line: int = 0, col: int = 0) -> None:
         if node is not None:
-            line, col = node.lineno, self.lowered.original_column(node.lineno, node.col_offset + 1)
+            text = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else ""
+            line = node.lineno
+            col = self.lowered.original_column(line, char_offset(text, node.col_offset) + 1)
         self.errors.append(CompileError(message, line, col, self.path, self.source))
 
     def run(self, tree: ast.Module) -> None:
         self._visit(tree, None)
         for info in self.classes.values():
+            if info.rewritten:
+                self._check_decorators(info)
             for fn in info.events:
                 Where.line = fn.lineno
                 self._check_guard(fn, info)
+        for line, name in self.lowered.locals.items():
+            if line not in self.declared:  # lowered to a plain annotated variable: say so
+                self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
+                           "class body", line=line, col=self.lowered.local_columns[line])
         locals_all = {n for i in self.classes.values() for n in i.locals}
         for line, col, name in self.lowered.releases + self.lowered.lasts:
             if name not in locals_all:
                 word = "release" if (line, col, name) in self.lowered.releases else "last"
                 self.error(f"`{word} self.{name}`: {name} is not declared `local` in the class",
                            line=line, col=col + 1)
+
+    def _check_decorators(self, info: ClassInfo) -> None:
+        for deco in info.node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
+                self.error(f"a class with event methods or `local` fields cannot be a @dataclass: EventPy "
+                           f"gives {info.node.name} an __init__ before the decorator runs, so the dataclass "
+                           "makes none; write __init__ yourself", deco)
 
     def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False,
                params: dict[str, type | None] | None = None) -> None:
@@ -101,10 +119,15 @@ class Analysis:
                 self._visit(child, info, direct=True)
                 continue
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and when_call(child):
-                if owner is not None and direct:
-                    owner.events.append(child)  # type: ignore[arg-type]
-                else:
+                if owner is None or not direct:
                     self.error("`event def` must be a method, directly inside a class body", child)
+                elif child.decorator_list:  # it would replace the method the runtime finds by its `when`
+                    deco = child.decorator_list[0]
+                    self.error(f"an event method cannot be decorated: remove @{ast.unparse(deco)} "
+                               "(it would replace the event method, so that calling it no longer "
+                               "publishes); call what it adds from the method's body", deco)
+                else:
+                    owner.events.append(child)  # type: ignore[arg-type]
             if owner is not None:
                 if isinstance(child, ast.AnnAssign):
                     if direct and isinstance(child.target, ast.Name):
@@ -114,6 +137,7 @@ class Analysis:
                         owner.fields.add(name)
                         if child.lineno in self.lowered.locals:
                             owner.locals.append(name)
+                            self.declared.add(child.lineno)
                     else:
                         ann = child.annotation
                         t = _annotated(ann)
@@ -151,11 +175,17 @@ class Analysis:
         if not params or params[0].arg != "self":
             self.error(f"event method {fn.name} needs `self` as its first parameter", fn)
             return None
-        if args.vararg or args.kwarg:
-            self.error("event methods take named, annotated parameters only (no *args or **kwargs)", fn)
+        for star, p in (("*", args.vararg), ("**", args.kwarg)):
+            if p is not None:
+                self.error(f"event methods take named, annotated parameters only: remove {star}{p.arg}", p)
+                return None
+        if args.kwonlyargs:  # events are delivered by position: a keyword-only one never arrives
+            p = args.kwonlyargs[0]
+            self.error(f"event parameter {p.arg!r} is keyword-only; an event's attributes are plain "
+                       "positional parameters: remove the '*' before it", p)
             return None
         schema = {}
-        for p in params[1:] + args.kwonlyargs:
+        for p in params[1:]:
             t = _annotated(p.annotation)
             if t is None:
                 what = "has no annotation" if p.annotation is None else "has an unsupported type"

@@ -26,6 +26,11 @@ class CompileError(Exception):
         return self.render()
 
 
+def char_offset(line: str, offset: int) -> int:
+    """`ast` counts columns in UTF-8 bytes; a str line is indexed in characters."""
+    return len(line.encode("utf-8")[:offset].decode("utf-8", errors="ignore"))
+
+
 class CompileErrors(Exception):
     """Several errors found in one file (all are reported, in source order)."""
 

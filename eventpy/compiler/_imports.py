@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+from ._diagnostics import char_offset
+
 IMPORT = "import eventpy.runtime.lang as __eventpy__"
 _COMPOUND = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.AsyncFor,
              ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
@@ -21,7 +23,7 @@ def _prelude(stmt: ast.stmt, k: int) -> bool:
 
 
 def place_import(lines: list[str], tree: ast.Module) -> bool:
-    """Edit `lines` in place; False when no existing line can take the import (the first event
+    """Edit `lines` in place; False when no existing line can take the import (every event
     class then binds the runtime in its own header)."""
     body = tree.body
     k = 0
@@ -33,7 +35,8 @@ def place_import(lines: list[str], tree: ast.Module) -> bool:
         return True
     if k > 0:
         prev = body[k - 1]  # after the docstring or the last __future__ import, on its last line
-        n, col = (prev.end_lineno or prev.lineno) - 1, prev.end_col_offset or 0
+        n = (prev.end_lineno or prev.lineno) - 1
+        col = char_offset(lines[n], prev.end_col_offset or 0)
         lines[n] = f"{lines[n][:col]}; {IMPORT}{lines[n][col:]}"
         return True
     stop = body[0].lineno - 1 if body else len(lines)

@@ -5,6 +5,7 @@ Every line keeps its number; a file without constructs comes out as exactly its 
     event def m(self, a: T) when GUARD:   ->  def m(self, a: T) -> __eventpy__.when('GUARD', L, C):
     local f: T = v                         ->  f: T = v                (f recorded as a local field)
     release self.f                         ->  __eventpy__.release(self, "f")
+    release self.a, self.b                 ->  __eventpy__.release(self, "a"), __eventpy__.release(self, "b")
     last self.f                            ->  __eventpy__.last(self, "f")
 
 The five words are constructs only where Python itself could not read them (`event def`,
@@ -46,6 +47,7 @@ class Lowered:
     text: str
     events: list[EventDef] = field(default_factory=list)
     locals: dict[int, str] = field(default_factory=dict)  # line -> local field declared there
+    local_columns: dict[int, int] = field(default_factory=dict)  # line -> column of `local`
     releases: list[tuple[int, int, str]] = field(default_factory=list)  # line, col, field
     lasts: list[tuple[int, int, str]] = field(default_factory=list)
     # line -> (original column, length change, replacement length) of each one-line edit
@@ -109,18 +111,11 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 _check("local_head", f"local {nxt.string}:", *_at(t.start), path, source)
                 edits.append((t.start, nxt.start, ""))
                 out.locals[t.start[0]] = nxt.string
+                out.local_columns[t.start[0]] = t.start[1] + 1
             elif t.string in ("release", "last") and nxt.string == "self" and (
                     t.string == "last" or at_start):
-                j = i + 2
-                if not (j + 1 < len(sig) and sig[j].string == "." and sig[j + 1].type == NAME):
-                    raise CompileError(f"`{t.string}` must be followed by self.FIELD", *_at(t.start), path, source)
-                fname = sig[j + 1].string
-                _check(f"{t.string}_{'stmt' if t.string == 'release' else 'expr'}",
-                       f"{t.string} self.{fname}", *_at(t.start), path, source)
-                edits.append((t.start, sig[j + 1].end, f'__eventpy__.{t.string}(self, "{fname}")'))
-                (out.releases if t.string == "release" else out.lasts).append((*t.start, fname))
-                i = j + 2
-                prev_type, prev_str = NAME, fname
+                i = _release_last(sig, i, source, path, edits, out)
+                prev_type, prev_str = NAME, sig[i - 1].string
                 continue
         if at_start and t.type == NAME and t.string == "def":
             _plain_def(sig, i, source, path)
@@ -138,22 +133,56 @@ def _at(pos: tuple[int, int]) -> tuple[int, int]:
     return pos[0], pos[1] + 1
 
 
+def _field_at(sig: list, j: int, word: str, source: str, path: str) -> str:
+    """The FIELD of `self.FIELD` starting at sig[j]."""
+    if not (j + 2 < len(sig) and sig[j].string == "self" and sig[j + 1].string == "."
+            and sig[j + 2].type == NAME):
+        raise CompileError(f"`{word}` must be followed by self.FIELD", *_at(sig[j].start), path, source)
+    return sig[j + 2].string
+
+
+def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: Lowered) -> int:
+    """`last self.f`, or `release self.f` / `release self.a, self.b`, from sig[i]; the index after."""
+    t = sig[i]
+    word = t.string
+    fields = [_field_at(sig, i + 1, word, source, path)]
+    ends = [i + 4]
+    while word == "release" and ends[-1] < len(sig) and sig[ends[-1]].string == ",":
+        fields.append(_field_at(sig, ends[-1] + 1, word, source, path))
+        ends.append(ends[-1] + 4)
+    rule = "release_stmt" if word == "release" else "last_expr"
+    _check(rule, f"{word} " + ", ".join(f"self.{f}" for f in fields), *_at(t.start), path, source)
+    if word == "release" and ends[-1] < len(sig) and sig[ends[-1]].type != tokenize.NEWLINE \
+            and sig[ends[-1]].string not in (";", ""):
+        raise CompileError("`release` takes fields only: release self.f (or several: release self.a, self.b)",
+                           *_at(sig[ends[-1]].start), path, source)
+    starts = [t.start] + [sig[e + 1].start for e in ends[:-1]]  # one edit per field: no line merges
+    for start, end, f in zip(starts, ends, fields):
+        edits.append((start, sig[end - 1].end, f'__eventpy__.{word}(self, "{f}")'))
+        (out.releases if word == "release" else out.lasts).append((*start, f))
+    return ends[-1]
+
+
 def _header_end(sig: list, i: int) -> tuple[int, int | None]:
     """From `def` at sig[i]: the index of the header's final ':' and of a `when` at depth 0."""
-    depth = 0
+    opened: list[int] = []  # the brackets still open
     when = None
     for k in range(i, len(sig)):
         s = sig[k].string
         if sig[k].type == OP and s in "([{":
-            depth += 1
+            opened.append(k)
         elif sig[k].type == OP and s in ")]}":
-            depth -= 1
-        elif depth == 0 and sig[k].type == NAME and s == "when" and when is None:
+            if opened:
+                opened.pop()
+        elif not opened and sig[k].type == NAME and s == "when" and when is None:
             when = k
-        elif depth == 0 and sig[k].type == OP and s == ":":
+        elif not opened and sig[k].type == OP and s == ":":
             return k, when
         elif sig[k].type == tokenize.NEWLINE:
             break
+    if opened:  # the tokenizer ran to the end of the file looking for its close
+        where = " in the guard" if when is not None and opened[0] > when else ""
+        raise CompileError(f"'{sig[opened[0]].string}' was never closed{where}", *_at(sig[opened[0]].start))
     raise CompileError("the def header has no ':'", *_at(sig[i].start))
 
 

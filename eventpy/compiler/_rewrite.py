@@ -59,9 +59,7 @@ class _Rewrite(cst.CSTTransformer):
             return updated
         runtime: cst.BaseExpression = cst.Name(RUNTIME)
         if self.bind_in_header:
-            # nothing precedes this class: bind the runtime name here (bases run before the body)
-            runtime = cst.parse_expression(f'({RUNTIME} := __import__("eventpy.runtime.lang", fromlist=["lang"]))')
-            self.bind_in_header = False
+            runtime = _binding(top_level=not self.me and not self.stack)
         base = cst.Arg(cst.Attribute(runtime, cst.Name("EventObject")))
         args = list(updated.bases) + [base]
         keywords = list(updated.keywords)
@@ -125,6 +123,17 @@ class _Rewrite(cst.CSTTransformer):
         return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
 
 
+def _binding(top_level: bool) -> cst.BaseExpression:
+    """No line before the first statement can take the import, so every rewritten class binds
+    the runtime in its header (bases run before the body, and any generated code runs after some
+    such header). Only at module level does `:=` bind the module's global: a class nested in
+    a class or function sets the global explicitly, for the code outside that scope."""
+    load = '__import__("eventpy.runtime.lang", fromlist=["lang"])'
+    if top_level:
+        return cst.parse_expression(f"({RUNTIME} := {load})")
+    return cst.parse_expression(f'globals().setdefault("{RUNTIME}", {load})')
+
+
 def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
     out = []
     for k, a in enumerate(args):
@@ -138,9 +147,12 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     """Python's `ast` checks the syntax, finds the classes and checks the guards; only the
     top-level statements holding a construct go through libcst (parsed one by one, as snippets);
     every other line is copied as it is."""
+    # not the .epy path: CPython would re-read that file's line to turn the error's offset in the
+    # lowered line into a column, and measure it against a line that is not the one it parsed
+    name = f"<{path}>"
     try:
-        tree = ast.parse(lowered.text, path)
-        compile(tree, path, "exec", dont_inherit=True)
+        tree = ast.parse(lowered.text, name)
+        compile(tree, name, "exec", dont_inherit=True)
     except SyntaxError as e:
         line = e.lineno or 0
         raise CompileError(e.msg, line, lowered.original_column(line, e.offset or 0), path, source) from None
@@ -164,10 +176,10 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
             infos += [analysis.classes[c] for c in classes_in_order(stmt)]
             snippets.append((first, last, infos))
     bind_in_header = not place_import(lines, tree)
-    for k, (first, last, infos) in reversed(list(enumerate(snippets))):
+    for first, last, infos in reversed(snippets):
         Where.line = first
         module = cst.parse_module("".join(lines[first - 1:last]))
-        new = module.visit(_Rewrite(infos, bind_in_header=bind_in_header and k == 0))
+        new = module.visit(_Rewrite(infos, bind_in_header=bind_in_header))
         lines[first - 1:last] = [new.code]
     text = "".join(lines)
     return text if lowered.text.endswith("\n") or not text.endswith("\n") else text[:-1]

@@ -17,6 +17,7 @@ import traceback
 from pathlib import Path
 
 from . import CompileError, CompileErrors, InternalError, compile_source
+from ._source import read
 
 
 def _sources(paths: list[Path]) -> list[Path]:
@@ -31,9 +32,12 @@ def _sources(paths: list[Path]) -> list[Path]:
 
 def compile_file(src: Path, out: Path | None, check: bool) -> int:
     try:
-        text = src.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        print(f"{src}: error: cannot read: {e}", file=sys.stderr)
+        text, encoding = read(str(src))
+    except OSError as e:
+        print(f"{src}: error: cannot read: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except CompileError as e:
+        print(e.render(), file=sys.stderr)
         return 1
     try:
         python = compile_source(text, str(src))
@@ -51,7 +55,7 @@ def compile_file(src: Path, out: Path | None, check: bool) -> int:
                   "(or give another path with -o)", file=sys.stderr)
             return 1
         try:
-            target.write_text(python, encoding="utf-8")
+            target.write_text(python, encoding=encoding)  # its coding declaration still holds
         except OSError as e:
             print(f"{target}: error: cannot write: {e.strerror or e}", file=sys.stderr)
             return 1

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import compile_source
+from ._source import decode, read
 
 
 class EpyLoader(importlib.abc.SourceLoader):
@@ -26,7 +27,7 @@ class EpyLoader(importlib.abc.SourceLoader):
         return Path(path).read_bytes()
 
     def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]
-        source = data.decode("utf-8") if isinstance(data, bytes) else data
+        source = decode(data, str(path))[0] if isinstance(data, bytes) else data
         python = compile_source(source, str(path), self.fullname.rpartition(".")[2])
         return compile(python, str(path), "exec", dont_inherit=True)
 
@@ -45,14 +46,43 @@ class EpyFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+class StaleFinder(importlib.abc.MetaPathFinder):
+    """Just before PathFinder: `eventpyc stock.epy` writes stock.py beside it, which PathFinder
+    would import even after stock.epy was edited. A module PathFinder finds as X.py beside an X.epy
+    that is newer is imported from X.epy, with a warning (the .py would still be run by plain
+    `python`). eventpyc leaves no mark in what it writes (a file without constructs compiles to
+    exactly its own text), so the .py beside the .epy is taken as its output, as eventpyc names it."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.submodule_search_locations is not None \
+                or not (spec.origin or "").endswith(".py"):
+            return None
+        py = Path(spec.origin)
+        epy = py.with_suffix(".epy")
+        try:
+            if epy.stat().st_mtime <= py.stat().st_mtime:
+                return None
+        except OSError:  # no .epy beside it (the usual case)
+            return None
+        print(f"{py}: warning: older than {epy.name} beside it; importing {epy.name} "
+              f"(run eventpyc {epy.name} again, or delete {py.name})", file=sys.stderr)
+        loader = EpyLoader(fullname, str(epy))
+        return importlib.util.spec_from_file_location(fullname, str(epy), loader=loader)
+
+
 def install() -> None:
+    if not any(isinstance(f, StaleFinder) for f in sys.meta_path):
+        finders = sys.meta_path
+        at = next((k for k, f in enumerate(finders) if f is importlib.machinery.PathFinder), len(finders))
+        finders.insert(at, StaleFinder())
     if not any(isinstance(f, EpyFinder) for f in sys.meta_path):
         sys.meta_path.append(EpyFinder())
 
 
 def run_path(path: str) -> None:
     """`python -m eventpy run file.epy`: compile in memory and run as __main__."""
-    source = Path(path).read_text(encoding="utf-8")
+    source = read(path)[0]
     python = compile_source(source, path, "__main__")
     code = compile(python, path, "exec", dont_inherit=True)
     module = type(sys)("__main__")

@@ -98,6 +98,8 @@ class _ToAst(Transformer):
 
 
 _AFTER_FIELD = re.compile(r"\bself\s*\.\s*\w+\s*$")
+_AFTER_IN = re.compile(r"\bin\s*$")
+_SET_HINT = "; `in` takes a set literal {...} or a set-valued field, not a list or a tuple"
 _HINTS = {
     "if": "; conditional expressions are not part of a guard: combine conditions with and / or",
     "else": "; conditional expressions are not part of a guard: combine conditions with and / or",
@@ -112,6 +114,8 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
     lines = text.splitlines() or [""]
     src = lines[line - 1] if 0 < line <= len(lines) else ""
     before = src[:column - 1]
+    if (tok == "[" and _AFTER_IN.search(before)) or (tok == "," and _AFTER_IN.search(before[:_opened(before)])):
+        return _SET_HINT
     if tok == "(" and _AFTER_FIELD.search(before):
         return f"; a field cannot be called in a guard (only {', '.join(FUNCTIONS)} can)"
     if tok == "." and _AFTER_FIELD.search(before):
@@ -122,6 +126,16 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
     if tok == "/" and "/" in (src[column - 2:column - 1], src[column:column + 1]):  # //
         return _HINTS["%"]
     return _HINTS.get(tok, "")
+
+
+def _opened(before: str) -> int:
+    """Where the `(` still open at the end of `before` is (0 if none): `n in (1, 2)` is a tuple."""
+    depth = 0
+    for k in range(len(before) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(before[k], 0)
+        if depth < 0:
+            return k
+    return 0
 
 
 def parse_guard(text: str) -> A.Node:

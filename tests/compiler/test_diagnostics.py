@@ -39,6 +39,17 @@ def diag(text: str) -> CompileError:
     ('event def quote', 'def quote', 6, "when", "`when` guards belong to event methods"),
     ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local`"),
     ('self.limit = price', 'x = (', 7, "(", "never closed"),
+    ('price: float)', 'price: float, *, n: int)', 6, "n: int", "'n' is keyword-only"),
+    ('price: float)', 'price: float, *more)', 6, "more", "remove *more"),
+    ('firm: str, price: float)', 'fïrm: str, price)', 6, "price)", "'price' has no annotation"),
+    ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
+    ('    event def', '    @decorate\n    event def', 6, "decorate", "event method cannot be decorated: remove @decorate"),
+    ('class M:', '@dataclasses.dataclass(eq=False)\nclass M:', 1, "dataclasses", "cannot be a @dataclass"),
+    ('firm == "IBM"', 'firm in ["IBM", "HP"]', 6, '[', 'takes a set literal {...} or a set-valued field'),
+    ('firm == "IBM"', 'firm in ("IBM", "HP")', 6, ', "HP")', 'takes a set literal {...} or a set-valued field'),
+    ('price < self.limit', '(price < self.limit', 6, '(price', "'(' was never closed in the guard"),
+    ('self.limit = price', 'release self.limit + 1', 7, "+", "`release` takes fields only"),
+    ('self.limit = price', 'release self.limit, 2', 7, "2", "must be followed by self.FIELD"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
@@ -159,3 +170,31 @@ def test_an_internal_error_names_the_file_and_line(monkeypatch):
     monkeypatch.setattr(_analysis.Analysis, "_check_guard", broken)
     with pytest.raises(InternalError, match=r"m.epy:6: internal error in eventpyc \(ZeroDivisionError: boom\)"):
         compile_source(BASE, "m.epy")
+
+
+def test_a_file_python_could_not_decode_is_a_diagnostic(tmp_path):
+    bad = tmp_path / "bad.epy"
+    bad.write_bytes(b'x = 1\ns = "caf\xe9"\n')
+    for run in (["-m", "eventpy.compiler.cli", "--check"], ["-m", "eventpy", "run"]):
+        out = subprocess.run([sys.executable, *run, str(bad)], capture_output=True, text=True)
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        assert out.stderr.startswith(f"{bad}:2:9: error: cannot read the file: byte 0xe9 is not valid utf-8"), \
+            out.stderr
+
+
+
+@pytest.mark.parametrize("old, new, line", [
+    ("self.limit:\n        self.limit = price", "self.limit:  print(price, end=)", 6),
+    ("self.limit = price", 'release self.limit; y = ("é" +)', 7),
+])
+def test_a_syntax_error_in_a_rewritten_line_has_its_column_in_the_epy_line(tmp_path, old, new, line):
+    # with the file on disk, CPython would measure the rewritten line's offset against the file's line
+    text = BASE.replace(old, new).replace("class M:", "class M:\n    local limit: float = 1.0").replace(
+        "self.limit = limit", "pass")
+    line += 1
+    path = tmp_path / "m.epy"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CompileError) as info:
+        compile_source(text, str(path))
+    e = info.value
+    assert (e.line, e.column) == (line, text.splitlines()[line - 1].rindex(")") + 1), e.render()

@@ -145,3 +145,10 @@ def test_code_outside_rewritten_classes_keeps_its_bytes():
     assert "except ValueError :" in out  # outside the event class: byte for byte
     assert out.splitlines()[0] == "import eventpy.runtime.lang as __eventpy__; import os"
     assert len(out.splitlines()) == len(before.splitlines())
+
+
+def test_the_import_after_a_docstring_with_non_ascii_text_keeps_the_lines():
+    before = '"""Café."""\nclass A:\n    event def e(self, x: int):\n        pass\n'
+    out = compile_source(before, "a.epy")
+    assert out.splitlines()[0] == '"""Café."""; import eventpy.runtime.lang as __eventpy__'
+    assert len(out.splitlines()) == len(before.splitlines())
