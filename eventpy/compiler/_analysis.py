@@ -119,15 +119,10 @@ class Analysis:
                 self._visit(child, info, direct=True)
                 continue
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and when_call(child):
-                if owner is None or not direct:
-                    self.error("`event def` must be a method, directly inside a class body", child)
-                elif child.decorator_list:  # it would replace the method the runtime finds by its `when`
-                    deco = child.decorator_list[0]
-                    self.error(f"an event method cannot be decorated: remove @{ast.unparse(deco)} "
-                               "(it would replace the event method, so that calling it no longer "
-                               "publishes); call what it adds from the method's body", deco)
-                else:
+                if owner is not None and direct:
                     owner.events.append(child)  # type: ignore[arg-type]
+                else:
+                    self.error("`event def` must be a method, directly inside a class body", child)
             if owner is not None:
                 if isinstance(child, ast.AnnAssign):
                     if direct and isinstance(child.target, ast.Name):
