@@ -23,6 +23,7 @@ class ClassInfo:
     def __init__(self, node: ast.ClassDef) -> None:
         self.node = node
         self.events: list[ast.FunctionDef] = []
+        self.decorated: list[str] = []  # event methods under a decorator
         self.locals: list[str] = []
         self.field_types: dict[str, type | None] = {}
         self.fields: set[str] = set()  # every self.X the class assigns or annotates
@@ -121,6 +122,8 @@ class Analysis:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and when_call(child):
                 if owner is not None and direct:
                     owner.events.append(child)  # type: ignore[arg-type]
+                    if child.decorator_list:  # the runtime checks that the decorator kept the `when`
+                        owner.decorated.append(child.name)
                 else:
                     self.error("`event def` must be a method, directly inside a class body", child)
             if owner is not None:

@@ -1,6 +1,7 @@
 """Rewrite the classes that have event methods (libcst, so every other byte stays as it was).
 
-* the class line gains the base `__eventpy__.EventObject` (and `locals=(...)` for `local` fields);
+* the class line gains the base `__eventpy__.EventObject` (and `locals=(...)` for `local` fields,
+  `events=(...)` for event methods under a decorator, which the runtime checks kept their `when`);
 * every statement line inside the class that assigns a guard field of `self` is wrapped, on the
   same line, in `with __eventpy__.assigning(self, "field"):` — Fig. 13's lock, store, UPD;
 * the runtime is imported on an existing line (no line moves).
@@ -63,10 +64,11 @@ class _Rewrite(cst.CSTTransformer):
         base = cst.Arg(cst.Attribute(runtime, cst.Name("EventObject")))
         args = list(updated.bases) + [base]
         keywords = list(updated.keywords)
-        if info.locals:
-            names = [cst.Element(cst.SimpleString(repr(n)), comma=cst.Comma()) for n in info.locals]
-            keywords.append(cst.Arg(cst.Tuple(names), keyword=cst.Name("locals"), equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        for key, names in (("locals", info.locals), ("events", info.decorated)):
+            if names:
+                items = [cst.Element(cst.SimpleString(repr(n)), comma=cst.Comma()) for n in names]
+                keywords.append(cst.Arg(cst.Tuple(items), keyword=cst.Name(key), equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         args = _commas(args + keywords)
         return updated.with_changes(bases=args[:len(args) - len(keywords)], keywords=args[len(args) - len(keywords):],
                                     lpar=cst.LeftParen(), rpar=cst.RightParen())

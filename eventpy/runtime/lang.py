@@ -148,12 +148,18 @@ class EventObject:
     __eventpy_fields__: frozenset[str] = frozenset()
     __eventpy_locals__: frozenset[str] = frozenset()
 
-    def __init_subclass__(cls, locals: Iterable[str] = (), **kwargs: Any) -> None:
+    def __init_subclass__(cls, locals: Iterable[str] = (), events: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         local_fields = set(getattr(cls, "__eventpy_locals__", ())) | set(locals)
         annotations = {}
         for klass in reversed(cls.__mro__):
             annotations.update(getattr(klass, "__annotations__", {}) or {})
+        for name in events:  # `event def`s under a decorator: it must have kept the `when`
+            if _marker(cls.__dict__.get(name)) is None:
+                raise TypeError(f"{cls.__qualname__}.{name} is an `event def`, but its decorator returned "
+                                f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
+                                "publish: use functools.wraps in the decorator, or call what it adds from "
+                                "the method's body")
         events = _event_methods(cls, annotations)
         fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
         for f in fields | local_fields:

@@ -383,6 +383,43 @@ def test_last_of_a_local_set_is_the_released_snapshot():
     assert w.got == ["A"]
 
 
+DECORATED = '''
+    import functools
+
+    def logged(f):
+        WRAPS
+        def wrapper(self, *args):
+            self.calls += 1
+            return f(self, *args)
+        return wrapper
+
+    class M:
+        def __init__(self):
+            self.limit = 5.0
+            self.calls = 0
+            self.got = []
+
+        @logged
+        event def q(self, px: float) when px < self.limit:
+            self.got.append(px)
+'''
+
+
+def test_a_decorator_that_keeps_the_guard_runs_on_every_delivery():
+    ns = load(DECORATED.replace("WRAPS", "@functools.wraps(f)"))
+    m = ns["M"]()
+    ns["M"].q(1.0)
+    ns["M"].q(9.0)
+    eventpy.drain(5.0)
+    assert m.got == [1.0] and m.calls == 1
+
+
+def test_a_decorator_that_drops_the_guard_is_refused_when_the_class_is_made():
+    # without functools.wraps, M.q would be a plain method: calling it would not publish
+    with pytest.raises(TypeError, match=r"M.q is an `event def`, but its decorator returned .* use functools.wraps"):
+        load(DECORATED.replace("WRAPS", "pass"))
+
+
 def test_traceback_names_the_epy_file_and_line(tmp_path):
     prog = tmp_path / "boom.epy"
     prog.write_text(textwrap.dedent('''
