@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,27 +49,57 @@ class EpyFinder(importlib.abc.MetaPathFinder):
 
 class StaleFinder(importlib.abc.MetaPathFinder):
     """Just before PathFinder: `eventpyc stock.epy` writes stock.py beside it, which PathFinder
-    would import even after stock.epy was edited. A module PathFinder finds as X.py beside an X.epy
-    that is newer is imported from X.epy, with a warning (the .py would still be run by plain
-    `python`). eventpyc leaves no mark in what it writes (a file without constructs compiles to
-    exactly its own text), so the .py beside the .epy is taken as its output, as eventpyc names it."""
+    would import even after stock.epy was edited. A module found as X.py beside an X.epy that is
+    newer is imported from X.epy, with a warning (the .py would still be run by plain `python`).
+    eventpyc leaves no mark in what it writes (a file without constructs compiles to exactly its
+    own text), so the .py beside the .epy is taken as its output, as eventpyc names it.
+
+    Every import passes here: a directory's names are listed once (again when it changes), and a
+    module is looked at only where its .py and .epy sit together in the first directory that
+    has it, so other imports cost a dict lookup per path entry, not a second search."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, tuple[float, frozenset[str]]] = {}  # directory -> (mtime, names)
+
+    def _listing(self, directory: str) -> frozenset[str]:
+        try:
+            mtime = os.stat(directory).st_mtime
+        except OSError:
+            return frozenset()
+        cached = self._names.get(directory)
+        if cached is None or cached[0] != mtime:
+            try:
+                names = frozenset(os.listdir(directory))
+            except OSError:
+                names = frozenset()
+            cached = self._names[directory] = (mtime, names)
+        return cached[1]
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or spec.submodule_search_locations is not None \
-                or not (spec.origin or "").endswith(".py"):
-            return None
-        py = Path(spec.origin)
-        epy = py.with_suffix(".epy")
-        try:
-            if epy.stat().st_mtime <= py.stat().st_mtime:
+        name = fullname.rpartition(".")[2]
+        py_name, epy_name = f"{name}.py", f"{name}.epy"
+        for entry in path if path is not None else sys.path:
+            if not isinstance(entry, str):
+                continue
+            directory = entry or "."
+            names = self._listing(directory)
+            if py_name not in names:
+                if name in names or epy_name in names:
+                    return None  # a package, or a .epy alone (EpyFinder's): not ours
+                continue
+            if epy_name not in names:
+                return None  # a plain module: PathFinder imports it
+            py, epy = Path(directory, py_name), Path(directory, epy_name)
+            try:
+                if epy.stat().st_mtime <= py.stat().st_mtime:
+                    return None
+            except OSError:
                 return None
-        except OSError:  # no .epy beside it (the usual case)
-            return None
-        print(f"{py}: warning: older than {epy.name} beside it; importing {epy.name} "
-              f"(run eventpyc {epy.name} again, or delete {py.name})", file=sys.stderr)
-        loader = EpyLoader(fullname, str(epy))
-        return importlib.util.spec_from_file_location(fullname, str(epy), loader=loader)
+            print(f"{py}: warning: older than {epy.name} beside it; importing {epy.name} "
+                  f"(run eventpyc {epy.name} again, or delete {py.name})", file=sys.stderr)
+            loader = EpyLoader(fullname, str(epy))
+            return importlib.util.spec_from_file_location(fullname, str(epy), loader=loader)
+        return None
 
 
 def install() -> None:
