@@ -21,6 +21,33 @@ def test_a_seed_gives_the_same_trace_and_another_seed_another(workload):
     assert [e[1] for e in a.events] == list(range(len(a.events)))
 
 
+def _published(trace) -> list[tuple]:
+    return [(t, pub, et, vals) for t, _, pub, et, vals in trace.events]
+
+
+@pytest.mark.parametrize("workload", ["micro", "overlay-micro", "htm", "at"])
+def test_the_events_of_a_seed_do_not_depend_on_the_update_rate_or_the_subscribers(workload):
+    # the report plots metrics against the update rate and against subscribers: each point must
+    # replay the same publications, or it compares different workloads (QA: 8/5/16 events)
+    many = 40 if workload != "micro" else 10
+    base = {"duration": 0.5, "subscribers": many}
+    traces = [generate(workload, 3, {**base, "update_rate": r}) for r in (0, 25, 100)]
+    traces.append(generate(workload, 3, {**base, "update_rate": 25, "subscribers": many // 2}))
+    first = _published(traces[0])
+    assert first and all(_published(t) == first for t in traces[1:])
+
+
+@pytest.mark.parametrize("workload", ["micro", "at"])
+def test_more_subscribers_keep_the_subscriptions_and_updates_of_the_first_ones(workload):
+    small, large = (generate(workload, 3, {"duration": 0.5, "update_rate": 20, "subscribers": n}) for n in (4, 8))
+    def mine(trace, clients):
+        return ([(s.client, s.etype, s.params) for s in trace.subscriptions if s.client in clients],
+                [(t, sid, p) for t, sid, p in trace.updates
+                 if trace.subscriptions[sid].client in clients])
+    clients = {s.client for s in small.subscriptions}
+    assert mine(small, clients) == mine(large, clients)
+
+
 def test_micro_is_one_broker_five_publishers_ten_subscribers_100_types_of_five_attributes():
     t = generate("micro", 1, {})
     assert len(t.topology.brokers) == 1

@@ -10,6 +10,14 @@ from typing import Any, Callable
 HF_PATTERNS = ("rising", "falling", "oscillating")
 
 
+def stream(seed: int, *parts: Any) -> random.Random:
+    """The random stream of one part of a workload (a publisher's events, a subscriber's updates),
+    so that what one part draws does not depend on how much another draws: the events of a seed
+    stay the same whatever the update rate or the number of subscribers, and the grid's points
+    along those axes replay the same publications."""
+    return random.Random("/".join(map(str, (seed, *parts))))
+
+
 def arrivals(rng: random.Random, rate: float, duration: float, start: float = 0.0) -> list[float]:
     """Poisson arrival times at `rate` per second in [start, start + duration)."""
     out: list[float] = []

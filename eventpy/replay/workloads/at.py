@@ -22,7 +22,8 @@ from typing import Any
 from ...runtime.model import EventType
 from ...runtime.overlay import Topology
 from ..trace import Constraint, Subscription, Trace
-from ._common import COUNT, HF_PATTERNS, NON_NEGATIVE, POSITIVE, SHARE, arrivals, hf_values, option, sort_script
+from ._common import (COUNT, HF_PATTERNS, NON_NEGATIVE, POSITIVE, SHARE, arrivals, hf_values, option, sort_script,
+                      stream)
 
 OPERATORS = (("<=", 0.35), (">=", 0.33), ("==", 0.32))
 LEVELS = (1, 3, 6, 10)  # brokers per level of the hierarchy: 20 in all
@@ -34,7 +35,6 @@ SETTINGS = {"subscribers": COUNT, "publishers": COUNT, "types": COUNT, "types_pe
 
 
 def at(seed: int, s: dict[str, Any]) -> Trace:
-    rng = random.Random(seed)
     n_subs = option(s, "subscribers", 150, int)
     n_pubs = option(s, "publishers", 5, int)
     n_types = option(s, "types", 200, int)
@@ -66,6 +66,7 @@ def at(seed: int, s: dict[str, Any]) -> Trace:
     steps = int(duration / step) + 2
     mid: dict[str, list[float]] = {}
     for et in tnames:  # a random walk per type, sampled every `step` seconds
+        rng = stream(seed, "walk", et)
         x, walk = rng.uniform(50, 150), []
         for _ in range(steps):
             walk.append(x)
@@ -81,7 +82,7 @@ def at(seed: int, s: dict[str, Any]) -> Trace:
         clients[f"exchange{p}"] = names[0]
         advertises[f"exchange{p}"] = tuple(tnames[p::n_pubs])
 
-    def draw_value(c: Constraint, et: str, t: float) -> float | int:
+    def draw_value(rng: random.Random, c: Constraint, et: str, t: float) -> float | int:
         if c.attr == "price":
             return round(price_at(et, t) * rng.uniform(0.97, 1.03) / TICK) * TICK
         if c.attr == "volume":
@@ -92,6 +93,7 @@ def at(seed: int, s: dict[str, Any]) -> Trace:
     for i in range(n_subs):
         client = f"trader{i}"
         clients[client] = leaves[i % len(leaves)]
+        rng = stream(seed, "trader", i)
         for et in rng.sample(tnames, min(per_sub, n_types)):
             cons: list[Constraint] = []
             while len(cons) < 2:
@@ -101,14 +103,15 @@ def at(seed: int, s: dict[str, Any]) -> Trace:
                     continue
                 cons.append(Constraint(attr, op, f"p{len(cons)}"))
             sub = Subscription(len(subs), client, et, tuple(cons), {})
-            sub.params = {c.param: draw_value(c, et, 0.0) for c in cons}
+            sub.params = {c.param: draw_value(rng, c, et, 0.0) for c in cons}
             subs.append(sub)
 
-    hf = _high_frequency(rng, subs, hf_share)
+    hf = _high_frequency(stream(seed, "hf"), subs, hf_share)
     updates: list[tuple] = []
     for sid, pattern in hf.items():
         sub = subs[sid]
         c = next(c for c in sub.constraints if c.attr == "price")
+        rng = stream(seed, "hf", sid)
         times = arrivals(rng, hf_rate, duration)
         start = sub.params[c.param]
         for t, v in zip(times, hf_values(pattern, start, max(TICK, start * 0.002), times, rng)):
@@ -118,13 +121,15 @@ def at(seed: int, s: dict[str, Any]) -> Trace:
         if sub.sub_id not in hf:
             own.setdefault(sub.client, []).append(sub)
     for client, mine in own.items():
+        rng = stream(seed, "updates", client)
         for t in arrivals(rng, rate, duration):
             sub = rng.choice(mine)
             c = rng.choice(sub.constraints)
-            updates.append((t, sub.sub_id, {c.param: draw_value(c, sub.etype, t)}))
+            updates.append((t, sub.sub_id, {c.param: draw_value(rng, c, sub.etype, t)}))
 
     events: list[tuple] = []
     for pub, ets in advertises.items():
+        rng = stream(seed, "events", pub)
         for t in arrivals(rng, pub_rate, duration):
             et = rng.choice(ets)
             price = round(price_at(et, t) * rng.uniform(0.97, 1.03) / TICK) * TICK

@@ -16,13 +16,12 @@ edge broker divided among its vehicles ("100 updates/s" is each of 100 vehicles 
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from ...runtime.model import EventType
 from ...runtime.overlay import Topology, random_tree
 from ..trace import Constraint, Subscription, Trace
-from ._common import COUNT, NON_NEGATIVE, POSITIVE, arrivals, option, sort_script, spread
+from ._common import COUNT, NON_NEGATIVE, POSITIVE, arrivals, option, sort_script, spread, stream
 
 READING = EventType("htm.Reading", road=str, mile=float, density=float, speed=float)
 WINDOW = (Constraint("mile", ">=", "lo"), Constraint("mile", "<=", "hi"))  # after `road == <its road>`
@@ -33,7 +32,6 @@ SETTINGS = {"subscribers": COUNT, "vehicles_per_broker": COUNT, "edge_brokers": 
 
 
 def htm(seed: int, s: dict[str, Any]) -> Trace:
-    rng = random.Random(seed)
     per_edge = option(s, "vehicles_per_broker", 100, int)
     n_edge = option(s, "edge_brokers", 8, int)
     n_vehicles = n_edge * per_edge
@@ -79,8 +77,9 @@ def htm(seed: int, s: dict[str, Any]) -> Trace:
     vehicles = spread(n_vehicles, list(edges))
     for k, edge in enumerate(edges):
         for j in range(vehicles[edge]):
-            road, mile, _ = place(rng.uniform(k * stretch, (k + 1) * stretch))
             name = f"car{k}_{j}"
+            rng = stream(seed, "car", name)
+            road, mile, _ = place(rng.uniform(k * stretch, (k + 1) * stretch))
             clients[name] = edge
             guard = (Constraint("road", "==", const=road),) + WINDOW
             step = SENSOR_SPACING * rng.choice((-1, 1))
@@ -91,11 +90,12 @@ def htm(seed: int, s: dict[str, Any]) -> Trace:
     updates: list[tuple] = []
     for sub, mile0, step in motion:
         per_vehicle = rate / vehicles[clients[sub.client]]  # the edge broker's rate, shared
-        for k, t in enumerate(arrivals(rng, per_vehicle, duration), 1):
+        for k, t in enumerate(arrivals(stream(seed, "moves", sub.client), per_vehicle, duration), 1):
             updates.append((t, sub.sub_id, _window(_position(mile0, step * k, road_len), window)))
 
     events: list[tuple] = []
     for name, road, mile in sensors:
+        rng = stream(seed, "readings", name)
         for t in arrivals(rng, sensor_rate, duration):
             events.append((t, name, READING.name, (road, mile, rng.uniform(0, 120), rng.uniform(0, 80))))
     events, updates = sort_script(events, updates)

@@ -20,7 +20,7 @@ from typing import Any
 from ...runtime.model import EventType
 from ...runtime.overlay import Topology, random_tree
 from ..trace import Constraint, Subscription, Trace
-from ._common import COUNT, NON_NEGATIVE, POSITIVE, SHARE, arrivals, option, sort_script
+from ._common import COUNT, NON_NEGATIVE, POSITIVE, SHARE, arrivals, option, sort_script, stream
 
 ATTRS = ("a0", "a1", "a2", "a3", "a4")
 WINDOW = (Constraint("a0", ">=", "lo"), Constraint("a0", "<=", "hi"))
@@ -41,7 +41,6 @@ def overlay_micro(seed: int, settings: dict[str, Any]) -> Trace:
 
 def _generate(name: str, seed: int, s: dict[str, Any], *, brokers: int, publishers: int,
               subscribers: int) -> Trace:
-    rng = random.Random(seed)
     n_brokers = option(s, "brokers", brokers, int)
     n_pubs = option(s, "publishers", publishers, int)
     n_subs = option(s, "subscribers", subscribers, int)
@@ -64,24 +63,24 @@ def _generate(name: str, seed: int, s: dict[str, Any], *, brokers: int, publishe
     advertises: dict[str, tuple[str, ...]] = {}
     for p in range(n_pubs):
         clients[f"pub{p}"] = topology.brokers[p % n_brokers]
-        advertises[f"pub{p}"] = tuple(rng.sample(names, min(types_per_pub, n_types)))
+        advertises[f"pub{p}"] = tuple(stream(seed, "pub", p).sample(names, min(types_per_pub, n_types)))
     subs: list[Subscription] = []
     by_type: dict[str, list[Subscription]] = {}
     for i in range(n_subs):
         client = f"sub{i}"
         clients[client] = topology.brokers[i % n_brokers]
-        for et in sorted(rng.sample(names, min(types_per_sub, n_types))):
+        for et in sorted(stream(seed, "sub", i).sample(names, min(types_per_sub, n_types))):
             sub = Subscription(len(subs), client, et, WINDOW, {})
             subs.append(sub)
             by_type.setdefault(et, []).append(sub)
 
     covered: set[int] = set()
-    for group in by_type.values():
+    for et, group in by_type.items():
         k = min(len(group) - 1, round(coverage * len(group)))
-        covered.update(x.sub_id for x in rng.sample(group[1:], k))
+        covered.update(x.sub_id for x in stream(seed, "coverage", et).sample(group[1:], k))
     coverer = {x.sub_id: group[0] for group in by_type.values() for x in group}
 
-    def window(sub: Subscription, current: dict[int, dict]) -> dict[str, float]:
+    def window(rng: random.Random, sub: Subscription, current: dict[int, dict]) -> dict[str, float]:
         if sub.sub_id in covered:
             outer = current[coverer[sub.sub_id].sub_id]
             w = (outer["hi"] - outer["lo"]) / 2
@@ -93,20 +92,23 @@ def _generate(name: str, seed: int, s: dict[str, Any], *, brokers: int, publishe
     current: dict[int, dict] = {}
     for group in by_type.values():  # coverers first
         for sub in group:
-            current[sub.sub_id] = sub.params = window(sub, current)
+            current[sub.sub_id] = sub.params = window(stream(seed, "window", sub.client, sub.etype), sub, current)
 
     updates: list[tuple] = []
     own: dict[str, list[Subscription]] = {}
     for sub in subs:
         own.setdefault(sub.client, []).append(sub)
-    timeline = sorted((t, c) for c in own for t in arrivals(rng, rate, duration))
+    moves = {c: stream(seed, "updates", c) for c in own}  # per client: its times, then its draws
+    timeline = sorted((t, c) for c in own for t in arrivals(moves[c], rate, duration))
     for t, client in timeline:
+        rng = moves[client]
         sub = rng.choice(own[client])
-        current[sub.sub_id] = new = window(sub, current)
+        current[sub.sub_id] = new = window(rng, sub, current)
         updates.append((t, sub.sub_id, new))
 
     events: list[tuple] = []
     for pub, ets in advertises.items():
+        rng = stream(seed, "events", pub)
         for t in arrivals(rng, pub_rate, duration):
             et = rng.choice(ets)
             events.append((t, pub, et, tuple(rng.uniform(0, 100) for _ in ATTRS)))
