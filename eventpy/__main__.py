@@ -81,6 +81,7 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     sys.argv = [args.file, *args.args]
+    sys.path.insert(0, str(path.resolve().parent))  # as `python main.py`: the modules beside it import
     try:
         run_path(args.file)
     except (CompileError, CompileErrors) as e:

@@ -33,6 +33,19 @@ def test_run_of_a_missing_file_or_a_directory_says_so_in_one_line(tmp_path):
         assert out.returncode == 1 and out.stderr == f"{target}: error: {words}\n", out.stderr
 
 
+def test_run_imports_the_modules_beside_the_program_as_python_does(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "helpers.py").write_text("LIMIT = 3.0\n")
+    (app / "market.epy").write_text("import eventpy\nclass M:\n    def __init__(self):\n        self.l = 5.0\n"
+                                    "    event def q(self, px: float) when px < self.l:\n        print('got', px)\n")
+    (app / "main.epy").write_text("import eventpy, helpers, market\nm = market.M()\nmarket.M.q(helpers.LIMIT)\n"
+                                  "eventpy.drain(5)\n")
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(app / "main.epy")], capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0 and out.stdout == "got 3.0\n", out.stderr
+
+
 def test_replay_refuses_an_out_it_cannot_write_before_starting_spark(tmp_path):
     a_file = tmp_path / "a_file"
     a_file.write_text("")
