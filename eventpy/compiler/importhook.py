@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import compile_source
+from ._positions import compile_epy
 from ._source import decode, read
 
 
@@ -30,7 +31,7 @@ class EpyLoader(importlib.abc.SourceLoader):
     def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]
         source = decode(data, str(path))[0] if isinstance(data, bytes) else data
         python = compile_source(source, str(path), self.fullname.rpartition(".")[2])
-        return compile(python, str(path), "exec", dont_inherit=True)
+        return compile_epy(python, source, str(path))
 
     def path_stats(self, path: str) -> dict:  # no bytecode cache for .epy
         raise OSError
@@ -115,7 +116,7 @@ def run_path(path: str) -> None:
     """`python -m eventpy run file.epy`: compile in memory and run as __main__."""
     source = read(path)[0]
     python = compile_source(source, path, "__main__")
-    code = compile(python, path, "exec", dont_inherit=True)
+    code = compile_epy(python, source, path)
     module = type(sys)("__main__")
     module.__file__ = path
     sys.modules["__main__"] = module

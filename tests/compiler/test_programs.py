@@ -437,6 +437,30 @@ def test_traceback_names_the_epy_file_and_line(tmp_path):
     assert f'File "{prog}", line 6, in fail' in out.stderr
 
 
+def test_traceback_carets_point_into_the_epy_line_on_a_rewritten_line(tmp_path):
+    prog = tmp_path / "carets.epy"
+    prog.write_text(textwrap.dedent('''
+        class M:
+            def __init__(self):
+                self.limit = 1.0
+                self.zero = 0.0
+
+            event def q(self, px: float) when px < self.limit:
+                pass
+
+            def spoil(self, px: float):
+                self.limit = self.limit + px / self.zero
+
+        M().spoil(0.5)
+    ''').lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog)], capture_output=True, text=True)
+    # the store is rewritten as `with __eventpy__.assigning(self, "limit"): self.limit = ...`;
+    # the carets were drawn with its columns, past the end of the line shown
+    lines = out.stderr.splitlines()
+    shown = lines.index("    self.limit = self.limit + px / self.zero")
+    assert lines[shown + 1] == "                              ~~~^~~~~~~~~~~", out.stderr
+
+
 @pytest.mark.parametrize("program", [
     '''
     def make():
