@@ -146,6 +146,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
             if not isinstance(v, kind) or isinstance(v, bool) or (allowed and v not in allowed):
                 raise ConfigError(f"{where}: [replay] {key} has {v!r}"
                                   + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+        _refuse_repeats(where, key, value)
         return value
 
     rates = [float(x) for x in listed("update_rates", [0], float)]
@@ -197,6 +198,16 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         service_scale=float(scale),
         monitor=dict(monitor),
     )
+
+
+def _refuse_repeats(where: str, key: str, values: list) -> None:
+    """A value listed twice would make two grid points with one id, whose deliveries then merge
+    (and show as duplicates); 0 and 0.0 are the same rate."""
+    seen: set = set()
+    for v in values:
+        if v in seen:
+            raise ConfigError(f"{where}: [replay] {key} lists {v!r} twice; each value may appear once")
+        seen.add(v)
 
 
 def _default_subscribers(workload: str) -> int:

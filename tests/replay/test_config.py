@@ -52,3 +52,16 @@ def test_the_shipped_configs_parse():
     assert {"htm-small.toml", "at-small.toml", "htm-paper.toml"} <= set(names)
     for p in root.glob("*.toml"):
         load(p)
+
+
+@pytest.mark.parametrize("key,value", [
+    ("modes", ["parametric", "parametric"]),
+    ("matchers", ["fastint", "fastint"]),
+    ("seeds", [1, 2, 1]),
+    ("subscribers", [20, 20]),
+    ("update_rates", [0, 0.0]),  # the same rate written twice: one trace id
+])
+def test_a_value_listed_twice_is_refused(key, value):
+    # two grid points with one id would merge their deliveries (duplicates at rate 0)
+    with pytest.raises(ConfigError, match=f"^config: \\[replay\\] {key} lists .* twice; each value may appear once$"):
+        parse({"replay": {"workload": "at", key: value}})
