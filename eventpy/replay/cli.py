@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import outdir
 from .config import ConfigError, load
 
 
@@ -66,7 +67,11 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
         print(f"eventpy replay: {why}", file=sys.stderr)
         return 2
     try:  # before Spark starts: a run that cannot write its results is not started
+        outdir.check(out)
         Path(out).mkdir(parents=True, exist_ok=True)
+    except outdir.OutDirError as exc:
+        print(f"eventpy replay: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         why = "it is a file, not a directory" if Path(out).is_file() else exc.strerror or str(exc)
         print(f"eventpy replay: cannot write results to {out}: {why}", file=sys.stderr)

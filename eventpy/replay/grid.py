@@ -15,10 +15,10 @@ The driver only ever holds the grid's metric rows.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import outdir
 from .config import Config, Point, TraceSpec, mode_label
 from .spark import run_job
 
@@ -112,9 +112,7 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     from .trace import TABLE_SCHEMAS
 
     out = Path(out)
-    (out / "calibration.json").unlink(missing_ok=True)
-    for sub in ("traces", "deliveries", "truth", "metrics.parquet", "brokers.parquet"):
-        shutil.rmtree(out / sub, ignore_errors=True)
+    outdir.clear(out)  # only what a replay wrote; refuses (OutDirError) when a user's file is in the way
     out.mkdir(parents=True, exist_ok=True)
     sc = spark.sparkContext
     specs = config.traces()
