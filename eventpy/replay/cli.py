@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,7 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     except Exception as exc:  # a Spark session that did not start or a failed Spark job: one line, the whole in a file
         log = Path(out) / "error.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(f"{type(exc).__name__}: {exc}\n")
+        log.write_text("".join(traceback.format_exception(exc)))  # with the causes (Spark's error)
         print(f"eventpy replay: the run failed: {_failure_reason(exc, where['master'])}\n"
               f"  (the whole error is in {log})", file=sys.stderr)
         return 1

@@ -57,6 +57,19 @@ def calibrate(point: Point) -> tuple[tuple[str, str], Any]:
     return (point.mode, point.matcher), recorder.calibrate()
 
 
+def calibration_probes(config: Config) -> list[Point]:
+    """One point per (mode, matcher) on the heaviest trace, whose measured run fits that pair's cost
+    model. With or without the monitor: calibrate() runs it without (a cost per message kind does
+    not depend on who decided to send the message), so a grid with `monitors = [true]` only has
+    probes too."""
+    heaviest = max(config.traces(), key=lambda s: (s.subscribers, s.update_rate, -s.seed))
+    probes: dict[tuple[str, str], Point] = {}
+    for p in config.points():
+        if p.trace == heaviest:
+            probes.setdefault((p.mode, p.matcher), p)
+    return list(probes.values())
+
+
 def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
     from .simulate import run_trace
     from .workloads import generate
@@ -125,12 +138,10 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     generated.unpersist()
 
     costs: dict = {}
-    if config.service == "calibrated":  # one measured run per (mode, matcher), on the heaviest trace
-        heaviest = max(specs, key=lambda s: (s.subscribers, s.update_rate, -s.seed))
-        probes = {(p.mode, p.matcher): p for p in points if p.trace == heaviest and p.rum is None}
+    if config.service == "calibrated":
+        probes = calibration_probes(config)
         costs = dict(run_job(spark, "calibration",
-                             lambda: sc.parallelize(list(probes.values()), len(probes)).map(calibrate).collect(),
-                             progress))
+                             lambda: sc.parallelize(probes, len(probes)).map(calibrate).collect(), progress))
         (out / "calibration.json").write_text(json.dumps(
             {f"{m}/{k}": vars(c) for (m, k), c in costs.items()}, indent=1))
     ran = (sc.parallelize(points, len(points)).flatMap(lambda p: run_point(p, costs.get((p.mode, p.matcher))))

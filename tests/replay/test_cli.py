@@ -75,3 +75,18 @@ def test_ctrl_c_is_one_line_and_exit_130(config, tmp_path, capsys, spark_says, m
     assert replay(str(config), str(out), quiet=True) == 130
     assert capsys.readouterr().err == f"eventpy replay: interrupted; {out} is incomplete\n"
     assert "incomplete" in (out / "error.log").read_text()  # the directory says so too
+
+
+def test_error_log_holds_the_whole_traceback(config, tmp_path, capsys, spark_says, monkeypatch):
+    spark_says(None)
+
+    def deep_inside_the_grid(*args, **kwargs):
+        return 1 // 0
+
+    monkeypatch.setattr("eventpy.replay.grid.run_grid", deep_inside_the_grid)
+    out = tmp_path / "out"
+    assert replay(str(config), str(out), quiet=True) == 1
+    assert capsys.readouterr().err.splitlines()[0] == "eventpy replay: the run failed: ZeroDivisionError"
+    log = (out / "error.log").read_text()
+    assert log.startswith("Traceback (most recent call last):") and "in deep_inside_the_grid" in log
+    assert log.endswith("ZeroDivisionError: integer division or modulo by zero\n")
