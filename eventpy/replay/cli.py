@@ -123,11 +123,24 @@ def _run(config: Any, out: Path, master: str | None, console: Any, quiet: bool, 
 
 
 def _summary(rows: list[dict[str, Any]]) -> Any:
+    """The end-of-run table: one line per grid point, told apart by monitor and seed too; a figure
+    the run has none of (a delay without samples) is —, as in report.md."""
+    from rich import box
     from rich.table import Table
 
-    table = Table("rate", "subs", "mode", "matcher", "throughput", "delay ms", "spurious", "missed", "sub msgs")
-    for r in rows:
-        table.add_row(f"{r['update_rate']:g}", str(r["subscribers"]), r["mode"], r["matcher"],
-                      f"{r['throughput']:.3g}", f"{r['delay_ms']:.3g}", str(r["spurious"]), str(r["missed"]),
-                      str(r["sub_messages"]))
+    from .report import fmt
+
+    heads = ("rate", "subs", "mode", "matcher", "rum", "seed", "through-put", "delay ms", "spur-ious", "missed",
+             "sub msgs")
+    cells = [(fmt(r["update_rate"]), fmt(r["subscribers"]), r["mode"], r["matcher"], "on" if r.get("rum") else "off",
+              str(r["seed"]), fmt(r["throughput"]), fmt(r["delay_ms"]), fmt(r["spurious"]), fmt(r["missed"]),
+              fmt(r["sub_messages"])) for r in rows]
+    # no vertical rules, and every column as wide as its widest cell (headers wrap instead): the
+    # cells that tell the lines apart are never cut to "param…"
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False)
+    for i, head in enumerate(heads):
+        table.add_column(head.replace("-", "-\n"), justify="left" if head in ("mode", "matcher", "rum") else "right",
+                         min_width=max([len(c[i]) for c in cells] + [3]))
+    for c in cells:
+        table.add_row(*c)
     return table

@@ -26,6 +26,44 @@ TABLE_COLUMNS = ("update_rate", "subscribers", "mode", "matcher", "throughput", 
                  "latency_p99_ms", "delay_ms", "spurious", "missed", "false_positives", "duplicates",
                  "sub_messages", "bytes", "utilization")
 
+# what update_rate counts, per workload (the generators' `update_rate` setting)
+RATE_UNITS = {"micro": "updates per second per subscriber", "overlay-micro": "updates per second per subscriber",
+              "at": "updates per second per subscriber",
+              "htm": "updates per second per edge broker, spread over its vehicles' subscriptions"}
+# the columns of the tables, with their units; every count is of the replayed phase (after the
+# subscriptions were set up) and, in the tables, the mean over seeds
+COLUMN_DOCS = {
+    "update_rate": "the grid's update rate",
+    "subscribers": "subscribers in the trace",
+    "mode": "parametric (UPD messages) or resub (UNSUB + SUB); +rum: with the runtime update monitor",
+    "matcher": "the brokers' matching index (fastint, poset or naive)",
+    "throughput": "useful events (delivered and wanted by the ground truth) per second per subscriber, over the time "
+                  "from the start of the replayed phase to the last delivery",
+    "latency_p50_ms / latency_p99_ms": "milliseconds (virtual time) from an event's publication to its delivery, "
+                                       "median and 99th percentile over delivered events",
+    "delay_ms": "update delay, milliseconds: from an update to the first delivered event that its new guard takes "
+                "and its old one did not (000 §8.1 (a)); the mean over such samples, — where there were none",
+    "spurious": "events that reached a subscriber and were dropped by its local filter (000 §8.1 (c))",
+    "missed": "events in the ground truth (the guard held at publication time, 003 §VI-A) that were not delivered",
+    "false_positives": "events delivered that are not in the ground truth",
+    "duplicates": "deliveries of an (event, subscription) pair beyond the first",
+    "sub_messages": "SUB, UNSUB and UPD messages sent by clients and brokers over every link, counted after setup",
+    "bytes": "wire bytes of those subscription messages (SUB, UNSUB, UPD), counted after setup; not event bytes",
+    "utilization": "the busiest broker's share of the replayed phase spent in service (0 to 1)",
+    "sub_share": "the share of a broker's service time that went to subscription changes (SUB, UNSUB, UPD)",
+    "memory_bytes": "bytes a broker holds at the end of the run (a walk of its objects with sys.getsizeof): the "
+                    "largest broker's in the plots, each broker's in the per-broker table",
+    "sub_bytes": "in the per-broker table: the bytes of the subscription messages that broker sent (sub_messages "
+                 "there: their number)",
+}
+
+
+def columns_section(config: Config) -> list[str]:
+    """What each column means and its unit, the update rate's per workload."""
+    docs = {**COLUMN_DOCS, "update_rate": f"{COLUMN_DOCS['update_rate']}, in {RATE_UNITS[config.workload]}"}
+    return ["## Columns", ""] + [f"- `{name}`: {text}." for name, text in docs.items()] + [""]
+
+
 # 000 Table I: "up to" improvements as updates go from 0 to 100/s (150 subscribers in AT, 150 edge
 # brokers in HTM). EJ (a Rete-style matcher) is our fastint; UPDSiena/Siena use a poset, as ours.
 PAPER_TABLE_I = {
@@ -191,14 +229,8 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
              f"link delay {config.link_delay * 1000:g} ms. Spark master `{master}`; "
              f"{len(rows)} grid points in {wall:.0f} s.", "",
              f"Command: `{command}`. Data: `metrics.parquet` (one row per grid point), `brokers.parquet`, "
-             "`deliveries/`, `truth/`, `traces/`.", "",
-             "Throughput is useful events (delivered and wanted by the ground truth) per second per "
-             "subscriber, over the time from the start of the replayed phase to the last delivery. Spurious "
-             "events reached a subscriber and were dropped by its local filter (000 §8.1 (c)); missed "
-             "events were in the ground truth (the guard held at publication time, 003 §VI-A) and not "
-             "delivered; false positives were delivered but not in the ground truth; utilization is the "
-             "busiest broker's share of time in service, and sub_share the part of a broker's service "
-             "time that went to subscription changes (SUB, UNSUB, UPD).", ""]
+             "`deliveries/`, `truth/`, `traces/`.", ""]
+    lines += columns_section(config)
     lines += ["## Against update rate", "", f"{top} subscribers.", ""]
     lines += _table([r for r in avg if r["subscribers"] == top], TABLE_COLUMNS)
     if len(config.subscribers) > 1:

@@ -3,6 +3,7 @@ sees when the master is wrong or unreachable, and on Ctrl-C."""
 
 from __future__ import annotations
 
+import io
 import types
 
 import pytest
@@ -90,3 +91,18 @@ def test_error_log_holds_the_whole_traceback(config, tmp_path, capsys, spark_say
     log = (out / "error.log").read_text()
     assert log.startswith("Traceback (most recent call last):") and "in deep_inside_the_grid" in log
     assert log.endswith("ZeroDivisionError: integer division or modulo by zero\n")
+
+
+def test_the_summary_tells_every_grid_point_apart_and_shows_no_nan():
+    from rich.console import Console
+
+    from eventpy.replay.cli import _summary
+    rows = [{"update_rate": 50.0, "subscribers": 20, "mode": mode, "matcher": "fastint", "rum": rum, "seed": seed,
+             "throughput": 3.5, "delay_ms": float("nan"), "spurious": 0, "missed": 1, "sub_messages": 1234}
+            for mode in ("parametric", "resub") for rum in (False, True) for seed in (1, 2)]
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(_summary(rows))
+    lines = [ln for ln in console.export_text().splitlines() if "fastint" in ln]
+    assert len(lines) == len(set(lines)) == 8
+    assert "nan" not in console.export_text() and all("—" in ln for ln in lines)
+    assert all("parametric" in ln or "resub" in ln for ln in lines)  # not cut to "param…"

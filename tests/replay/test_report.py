@@ -92,3 +92,14 @@ def test_the_monitor_sentences_name_their_rate():
     lines = explain_monitor(c, index)
     assert [ln.split(":")[0] for ln in lines] == ["- parametric, fastint, 0 updates/s, 10 subscribers",
                                                   "- parametric, fastint, 100 updates/s, 10 subscribers"]
+
+
+def test_the_report_defines_every_column_and_the_rate_unit():
+    from eventpy.replay.report import TABLE_COLUMNS, columns_section
+    text = "\n".join(columns_section(config()))
+    for column in TABLE_COLUMNS + ("memory_bytes", "sub_share", "sub_bytes"):
+        assert f"`{column}" in text or f"/ {column}`" in text, column
+    assert "counted after setup" in text and "milliseconds" in text
+    assert "updates per second per subscriber" in text
+    htm = parse({"replay": {"workload": "htm"}})
+    assert "updates per second per edge broker" in "\n".join(columns_section(htm))
