@@ -26,6 +26,7 @@ and subscribers replay the same trace.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,23 +114,51 @@ class Config:
                 for on in self.monitors]
 
 
+TABLES = ("replay", "workload", "monitor", "live")  # [live]: read by `--live` (eventpy.replay.live.config)
+REPLAY_KEYS = {"workload", "seeds", "modes", "matchers", "update_rates", "subscribers", "subscribers_rate",
+               "service", "link_delay_ms", "name", "monitors", "service_scale"}
+MAX_SEED = 2**63 - 1  # metrics.parquet stores the seed as a Spark long
+
+
 def load(path: str | Path) -> Config:
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory; give a replay TOML file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text (UTF-8) file; give a replay TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return parse(raw, name=path.stem, where=str(path))
 
 
+def _finite(v: Any) -> bool:
+    """A TOML number that can be a rate, a delay or a scale: bool is not one, nor inf or nan."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _number(where: str, r: dict, key: str, default: float, positive: bool = False) -> float:
+    v = r.get(key, default)
+    if not _finite(v) or v < 0 or (positive and v == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ConfigError(f"{where}: [replay] {key} must be a finite number {bound}, not {v!r}")
+    return float(v)
+
+
 def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> Config:
+    unknown_tables = set(raw) - set(TABLES)
+    if unknown_tables:  # a misspelt [workload] or [monitor] would otherwise be ignored silently
+        raise ConfigError(f"{where}: unknown table(s) {', '.join(sorted(unknown_tables))}; "
+                          f"a replay file has {', '.join(f'[{t}]' for t in TABLES)}")
     r = raw.get("replay")
     if not isinstance(r, dict):
         raise ConfigError(f"{where}: needs a [replay] table")
-    unknown = set(r) - {"workload", "seeds", "modes", "matchers", "update_rates", "subscribers",
-                        "subscribers_rate", "service", "link_delay_ms", "name", "monitors", "service_scale"}
+    unknown = set(r) - REPLAY_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) in [replay]: {', '.join(sorted(unknown))}")
     workload = r.get("workload")
@@ -146,34 +175,25 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
             if not isinstance(v, kind) or isinstance(v, bool) or (allowed and v not in allowed):
                 raise ConfigError(f"{where}: [replay] {key} has {v!r}"
                                   + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+        _refuse_repeats(where, key, value)
         return value
 
-    rates = [float(x) for x in listed("update_rates", [0], float)]
-    if any(x < 0 for x in rates):
-        raise ConfigError(f"{where}: update rates cannot be negative")
+    rates = listed("update_rates", [0], float)
+    for x in rates:  # inf never ends the generator's loop; nan compares false with everything
+        if not _finite(x) or x < 0:
+            raise ConfigError(f"{where}: [replay] update_rates has {x!r}; allowed: finite numbers >= 0")
+    seeds = listed("seeds", [1], int)
+    for x in seeds:
+        if not 0 <= x <= MAX_SEED:
+            raise ConfigError(f"{where}: [replay] seeds has {x}; allowed: integers from 0 to 2**63 - 1")
     service = r.get("service", "measured")
     if service not in ("measured", "calibrated", "model"):
         raise ConfigError(f"{where}: service must be 'measured', 'calibrated' or 'model', not {service!r}")
-    scale = r.get("service_scale", 1)
-    if type(scale) not in (int, float) or not scale > 0:
-        raise ConfigError(f"{where}: service_scale must be a positive number, not {scale!r}")
     monitors = r.get("monitors", [False])
     if not isinstance(monitors, list) or not monitors or not all(isinstance(m, bool) for m in monitors):
         raise ConfigError(f"{where}: [replay] monitors must be a list of true/false")
-    monitor = raw.get("monitor", {})
-    if not isinstance(monitor, dict) or set(monitor) - {"window", "freq_approx", "min_history"}:
-        raise ConfigError(f"{where}: [monitor] takes window, freq_approx and min_history")
-    try:
-        from ..runtime.client import UpdateMonitor
-        UpdateMonitor(**monitor)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: [monitor]: {exc}") from None
-    settings = raw.get("workload", {})
-    if not isinstance(settings, dict):
-        raise ConfigError(f"{where}: [workload] must be a table")
-    for key, grid_key in (("subscribers", "subscribers"), ("update_rate", "update_rates")):
-        if key in settings:
-            raise ConfigError(f"{where}: [workload] {key} is set by the grid: use [replay] {grid_key}")
+    monitor = _monitor_knobs(raw.get("monitor", {}), where)
+    settings = _workload_settings(raw.get("workload", {}), where)
     subscribers = listed("subscribers", [_default_subscribers(workload)], int)
     try:  # here, not in a Spark task: a bad value is the user's mistake, said in one line
         check_settings(workload, settings)
@@ -184,19 +204,60 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     return Config(
         name=str(r.get("name", name)),
         workload=workload,
-        seeds=listed("seeds", [1], int),
+        seeds=seeds,
         modes=listed("modes", list(MODES), str, MODES),
         matchers=listed("matchers", ["fastint"], str, tuple(MATCHERS)),
-        update_rates=rates,
+        update_rates=[float(x) for x in rates],
         subscribers=subscribers,
-        subscribers_rate=float(r.get("subscribers_rate", max(rates))),
+        subscribers_rate=_number(where, r, "subscribers_rate", max(rates)),
         service=service,
-        link_delay=float(r.get("link_delay_ms", 10)) / 1000.0,
+        link_delay=_number(where, r, "link_delay_ms", 10) / 1000.0,
         settings=dict(settings),
         monitors=list(dict.fromkeys(monitors)),
-        service_scale=float(scale),
-        monitor=dict(monitor),
+        service_scale=_number(where, r, "service_scale", 1, positive=True),
+        monitor=monitor,
     )
+
+
+def _monitor_knobs(monitor: Any, where: str) -> dict[str, Any]:
+    """[monitor]: checked for type here (UpdateMonitor compares, and '>' between str and int is no
+    message for a user), then for range by UpdateMonitor itself."""
+    if not isinstance(monitor, dict) or set(monitor) - {"window", "freq_approx", "min_history"}:
+        raise ConfigError(f"{where}: [monitor] takes window, freq_approx and min_history")
+    for key in ("window", "freq_approx"):
+        if key in monitor and not _finite(monitor[key]):
+            raise ConfigError(f"{where}: [monitor] {key} must be a finite number > 0, not {monitor[key]!r}")
+    history = monitor.get("min_history", 4)
+    if not isinstance(history, int) or isinstance(history, bool):
+        raise ConfigError(f"{where}: [monitor] min_history must be an integer >= 4, not {history!r}")
+    try:
+        from ..runtime.client import UpdateMonitor
+        UpdateMonitor(**monitor)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: [monitor]: {exc}") from None
+    return dict(monitor)
+
+
+def _workload_settings(settings: Any, where: str) -> dict[str, Any]:
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{where}: [workload] must be a table")
+    for key, grid_key in (("subscribers", "subscribers"), ("update_rate", "update_rates")):
+        if key in settings:
+            raise ConfigError(f"{where}: [workload] {key} is set by the grid: use [replay] {grid_key}")
+    for key, value in settings.items():  # the generators bound most settings below only: inf would pass
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{where}: [workload] {key} must be a finite number, not {value!r}")
+    return settings
+
+
+def _refuse_repeats(where: str, key: str, values: list) -> None:
+    """A value listed twice would make two grid points with one id, whose deliveries then merge
+    (and show as duplicates); 0 and 0.0 are the same rate."""
+    seen: set = set()
+    for v in values:
+        if v in seen:
+            raise ConfigError(f"{where}: [replay] {key} lists {v!r} twice; each value may appear once")
+        seen.add(v)
 
 
 def _default_subscribers(workload: str) -> int:

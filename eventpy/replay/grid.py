@@ -15,10 +15,10 @@ The driver only ever holds the grid's metric rows.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import outdir
 from .config import Config, Point, TraceSpec, mode_label
 from .spark import run_job
 
@@ -55,6 +55,19 @@ def calibrate(point: Point) -> tuple[tuple[str, str], Any]:
     run_trace(generate(spec.workload, spec.seed, spec.generator_settings()), point.mode, matcher=point.matcher,
               service=recorder, link_delay=point.link_delay, memory=False)
     return (point.mode, point.matcher), recorder.calibrate()
+
+
+def calibration_probes(config: Config) -> list[Point]:
+    """One point per (mode, matcher) on the heaviest trace, whose measured run fits that pair's cost
+    model. With or without the monitor: calibrate() runs it without (a cost per message kind does
+    not depend on who decided to send the message), so a grid with `monitors = [true]` only has
+    probes too."""
+    heaviest = max(config.traces(), key=lambda s: (s.subscribers, s.update_rate, -s.seed))
+    probes: dict[tuple[str, str], Point] = {}
+    for p in config.points():
+        if p.trace == heaviest:
+            probes.setdefault((p.mode, p.matcher), p)
+    return list(probes.values())
 
 
 def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
@@ -112,9 +125,7 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     from .trace import TABLE_SCHEMAS
 
     out = Path(out)
-    (out / "calibration.json").unlink(missing_ok=True)
-    for sub in ("traces", "deliveries", "truth", "metrics.parquet", "brokers.parquet"):
-        shutil.rmtree(out / sub, ignore_errors=True)
+    outdir.clear(out)  # only what a replay wrote; refuses (OutDirError) when a user's file is in the way
     out.mkdir(parents=True, exist_ok=True)
     sc = spark.sparkContext
     specs = config.traces()
@@ -127,12 +138,10 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     generated.unpersist()
 
     costs: dict = {}
-    if config.service == "calibrated":  # one measured run per (mode, matcher), on the heaviest trace
-        heaviest = max(specs, key=lambda s: (s.subscribers, s.update_rate, -s.seed))
-        probes = {(p.mode, p.matcher): p for p in points if p.trace == heaviest and p.rum is None}
+    if config.service == "calibrated":
+        probes = calibration_probes(config)
         costs = dict(run_job(spark, "calibration",
-                             lambda: sc.parallelize(list(probes.values()), len(probes)).map(calibrate).collect(),
-                             progress))
+                             lambda: sc.parallelize(probes, len(probes)).map(calibrate).collect(), progress))
         (out / "calibration.json").write_text(json.dumps(
             {f"{m}/{k}": vars(c) for (m, k), c in costs.items()}, indent=1))
     ran = (sc.parallelize(points, len(points)).flatMap(lambda p: run_point(p, costs.get((p.mode, p.matcher))))

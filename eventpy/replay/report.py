@@ -26,6 +26,44 @@ TABLE_COLUMNS = ("update_rate", "subscribers", "mode", "matcher", "throughput", 
                  "latency_p99_ms", "delay_ms", "spurious", "missed", "false_positives", "duplicates",
                  "sub_messages", "bytes", "utilization")
 
+# what update_rate counts, per workload (the generators' `update_rate` setting)
+RATE_UNITS = {"micro": "updates per second per subscriber", "overlay-micro": "updates per second per subscriber",
+              "at": "updates per second per subscriber",
+              "htm": "updates per second per edge broker, spread over its vehicles' subscriptions"}
+# the columns of the tables, with their units; every count is of the replayed phase (after the
+# subscriptions were set up) and, in the tables, the mean over seeds
+COLUMN_DOCS = {
+    "update_rate": "the grid's update rate",
+    "subscribers": "subscribers in the trace",
+    "mode": "parametric (UPD messages) or resub (UNSUB + SUB); +rum: with the runtime update monitor",
+    "matcher": "the brokers' matching index (fastint, poset or naive)",
+    "throughput": "useful events (delivered and wanted by the ground truth) per second per subscriber, over the time "
+                  "from the start of the replayed phase to the last delivery",
+    "latency_p50_ms / latency_p99_ms": "milliseconds (virtual time) from an event's publication to its delivery, "
+                                       "median and 99th percentile over delivered events",
+    "delay_ms": "update delay, milliseconds: from an update to the first delivered event that its new guard takes "
+                "and its old one did not (000 §8.1 (a)); the mean over such samples, — where there were none",
+    "spurious": "events that reached a subscriber and were dropped by its local filter (000 §8.1 (c))",
+    "missed": "events in the ground truth (the guard held at publication time, 003 §VI-A) that were not delivered",
+    "false_positives": "events delivered that are not in the ground truth",
+    "duplicates": "deliveries of an (event, subscription) pair beyond the first",
+    "sub_messages": "SUB, UNSUB and UPD messages sent by clients and brokers over every link, counted after setup",
+    "bytes": "wire bytes of those subscription messages (SUB, UNSUB, UPD), counted after setup; not event bytes",
+    "utilization": "the busiest broker's share of the replayed phase spent in service (0 to 1)",
+    "sub_share": "the share of a broker's service time that went to subscription changes (SUB, UNSUB, UPD)",
+    "memory_bytes": "bytes a broker holds at the end of the run (a walk of its objects with sys.getsizeof): the "
+                    "largest broker's in the plots, each broker's in the per-broker table",
+    "sub_bytes": "in the per-broker table: the bytes of the subscription messages that broker sent (sub_messages "
+                 "there: their number)",
+}
+
+
+def columns_section(config: Config) -> list[str]:
+    """What each column means and its unit, the update rate's per workload."""
+    docs = {**COLUMN_DOCS, "update_rate": f"{COLUMN_DOCS['update_rate']}, in {RATE_UNITS[config.workload]}"}
+    return ["## Columns", ""] + [f"- `{name}`: {text}." for name, text in docs.items()] + [""]
+
+
 # 000 Table I: "up to" improvements as updates go from 0 to 100/s (150 subscribers in AT, 150 edge
 # brokers in HTM). EJ (a Rete-style matcher) is our fastint; UPDSiena/Siena use a poset, as ours.
 PAPER_TABLE_I = {
@@ -34,6 +72,13 @@ PAPER_TABLE_I = {
     ("htm", "poset"): {"delay": 6.05, "throughput": 7.9, "spurious": 6.1, "latency": 1.48},
     ("at", "poset"): {"delay": 2.5, "throughput": 4.4, "spurious": 5.94, "latency": 1.48},
 }
+# name -> the count a ratio rests on (the smaller of the two modes', summed over seeds)
+COUNTS = {"delay": "delay_samples", "throughput": "useful", "spurious": "spurious", "latency": "useful"}
+# Below this many counts the report does not call a ratio above or below the paper's: a count n
+# has a relative (Poisson) error of about 1/sqrt(n), over 14% per side below 50 and over 20% on the
+# ratio of two, which is as large as the gaps between the paper's own figures (1.27x against 1.33x,
+# 1.48x against 1.51x).
+MIN_COUNT = 50
 RATIOS = {  # name -> (metric, which mode is on top)
     "delay": ("delay_ms", "resub"),
     "throughput": ("throughput", "parametric"),
@@ -47,6 +92,13 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else float("nan")
 
 
+def _spread(xs: list[float]) -> float:
+    """(max - min) / mean of one grid point's figures over its seeds; nan for a single seed."""
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    mean = sum(xs) / len(xs) if xs else 0.0
+    return (max(xs) - min(xs)) / mean if len(xs) > 1 and mean > 0 else float("nan")
+
+
 def averaged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (rate, subscribers, mode, matcher): the mean over seeds."""
     groups: dict[tuple, list[dict]] = {}
@@ -58,33 +110,42 @@ def averaged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for k in TABLE_COLUMNS[4:] + ("memory_bytes", "useful", "wanted", "rum_approximated", "rum_suppressed",
                                       "sub_share", "delay_samples", "updates"):
             row[k] = _mean([r.get(k) for r in rs])
+        row["throughput_spread"] = _spread([r["throughput"] for r in rs])
         out.append(row)
     return out
 
 
 def table_i(config: Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per matcher and ratio: the largest ratio over the update-rate sweep (at the largest
-    subscriber count), like the paper's "up to", and the rate where it was reached."""
+    """Per matcher and ratio: the largest ratio over the update rates above 0 (at the largest
+    subscriber count), like the paper's "up to", the rate where it was reached and the count it
+    rests on. Rate 0 is left out: both modes do the same work there, so a ratio is noise."""
     top = max(config.subscribers)
     out = []
     for matcher in config.matchers:
         by_rate: dict[float, dict[str, dict]] = {}
         for r in rows:
-            if r["matcher"] == matcher and r["subscribers"] == top:
+            if r["matcher"] == matcher and r["subscribers"] == top and r["update_rate"] > 0:
                 by_rate.setdefault(r["update_rate"], {})[r["mode"]] = r
         paper = PAPER_TABLE_I.get((config.workload, matcher), {})
         for name, (metric, upper) in RATIOS.items():
             lower = "resub" if upper == "parametric" else "parametric"
-            best, where = float("nan"), None
+            best, where, count = float("nan"), None, 0
             for rate, modes in sorted(by_rate.items()):
                 if upper in modes and lower in modes:
                     a, b = modes[upper][metric], modes[lower][metric]
                     ratio = a / b if b else (float("inf") if a else float("nan"))
                     if not math.isnan(ratio) and (math.isnan(best) or ratio > best):
                         best, where = ratio, rate
-            out.append({"matcher": matcher, "ratio": name, "ours": best, "at_rate": where,
+                        count = min(_total(modes[m], COUNTS[name]) for m in (upper, lower))
+            out.append({"matcher": matcher, "ratio": name, "ours": best, "at_rate": where, "count": count,
                         "paper": paper.get(name), "upper": upper, "lower": lower})
     return out
+
+
+def _total(row: dict[str, Any], key: str) -> float:
+    """A count of an averaged row summed over its seeds (the mean times the number of seeds)."""
+    v = row.get(key)
+    return 0 if v is None or math.isnan(v) else v * row.get("seeds", 1)
 
 
 def fmt(v: Any) -> str:
@@ -168,14 +229,8 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
              f"link delay {config.link_delay * 1000:g} ms. Spark master `{master}`; "
              f"{len(rows)} grid points in {wall:.0f} s.", "",
              f"Command: `{command}`. Data: `metrics.parquet` (one row per grid point), `brokers.parquet`, "
-             "`deliveries/`, `truth/`, `traces/`.", "",
-             "Throughput is useful events (delivered and wanted by the ground truth) per second per "
-             "subscriber, over the time from the start of the replayed phase to the last delivery. Spurious "
-             "events reached a subscriber and were dropped by its local filter (000 §8.1 (c)); missed "
-             "events were in the ground truth (the guard held at publication time, 003 §VI-A) and not "
-             "delivered; false positives were delivered but not in the ground truth; utilization is the "
-             "busiest broker's share of time in service, and sub_share the part of a broker's service "
-             "time that went to subscription changes (SUB, UNSUB, UPD).", ""]
+             "`deliveries/`, `truth/`, `traces/`.", ""]
+    lines += columns_section(config)
     lines += ["## Against update rate", "", f"{top} subscribers.", ""]
     lines += _table([r for r in avg if r["subscribers"] == top], TABLE_COLUMNS)
     if len(config.subscribers) > 1:
@@ -183,8 +238,9 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
         lines += _table([r for r in avg if r["update_rate"] == config.subscribers_rate], TABLE_COLUMNS)
     ratios = table_i(config, avg)
     lines += ["", "## 000 Table I from this run", "",
-              f"Largest ratio over the update-rate sweep at {top} subscribers (the paper: \"up to\", "
-              "150 subscribers in AT, 150 edge brokers in HTM, 0 to 100 updates/s).", "",
+              f"Largest ratio over the update rates above 0 at {top} subscribers (the paper: \"up to\", "
+              "150 subscribers in AT, 150 edge brokers in HTM, 0 to 100 updates/s). At 0 updates/s both "
+              "modes do the same work, so a ratio there says nothing about updates.", "",
               "| matcher | ratio | this run | at updates/s | paper |", "|---|---|---|---|---|"]
     for r in ratios:
         what = f"{r['ratio']} of {r['upper']} / {r['lower']}"
@@ -245,7 +301,7 @@ def explain_monitor(config: Config, index: dict) -> list[str]:
         off = index.get((rate, n, label[:-4], matcher))
         if n != top or not label.endswith("+rum") or off is None:
             continue
-        head = f"- {label[:-4]}, {matcher}, {n} subscribers:"
+        head = f"- {label[:-4]}, {matcher}, {rate:g} updates/s, {n} subscribers:"
         busy_off, busy_on = off["utilization"], on["utilization"]
         if busy_off < SATURATED:
             out.append(f"{head} the busiest broker was {busy_off:.0%} busy without the monitor and {busy_on:.0%} "
@@ -279,18 +335,12 @@ def _change(new: float, old: float) -> str:
 
 def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
     """Statements computed from this run's figures: which ratios differ from the paper's and what
-    in the run accounts for it (broker load, where the time goes); then two fixed background notes,
-    marked as such."""
-    out = []
+    in the run accounts for it (broker load, where the time goes, how many counts a figure rests
+    on, the noise); then two fixed background notes, marked as such."""
     top = max(config.subscribers)
+    rate = max(config.update_rates)
+    out = _verdicts(config, ratios)
     busiest = max((r["utilization"] for r in avg if r["subscribers"] == top), default=float("nan"))
-    for r in ratios:
-        if r["paper"] is None or math.isnan(r["ours"]):
-            continue
-        side = "below" if r["ours"] < r["paper"] else "above"
-        out.append(f"- {r['matcher']} {r['ratio']}: {r['ours']:.3g}× here, {side} the paper's {r['paper']}×.")
-    if not out:
-        out.append(f"- The paper reports no Table I figures for `{config.workload}`.")
     out.append(f"- Busiest broker utilization in the update-rate sweep: {fmt(busiest)} (1 = always busy). "
                + ("Below saturation every event still gets through, so throughput ratios stay near 1; the "
                   "paper explains its throughput gaps by brokers that spend their time on updates and "
@@ -298,46 +348,14 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
                   if not math.isnan(busiest) and busiest < SATURATED else
                   "Brokers are near or past saturation, where re-subscriptions queue ahead of events: "
                   "that is where throughput and delay diverge."))
-    rate = max(config.update_rates)
-    for r in avg:
-        if r["subscribers"] == top and r["update_rate"] == rate and r["mode"] == "resub":
-            p = next((x for x in avg if x["subscribers"] == top and x["update_rate"] == rate
-                      and x["mode"] == "parametric" and x["matcher"] == r["matcher"]), None)
-            if p is not None and not math.isnan(r.get("sub_share", float("nan"))):
-                out.append(f"- {r['matcher']} at {rate:g} updates/s: subscription changes took "
-                           f"{r['sub_share']:.0%} of the busiest broker's service time under resub and "
-                           f"{p['sub_share']:.0%} under parametric; the rest went to events. Updates slow "
-                           "events down only where they take a large share of a busy broker's time.")
-    sampled = [r for r in avg if r["subscribers"] == top and r["update_rate"] == rate and r.get("updates")]
-    if sampled:  # every mode replays the same trace, so the same number of updates
-        counts = " and ".join(f"{fmt(r['delay_samples'])} samples for {r['mode']} {r['matcher']}" for r in sampled)
-        out.append(f"- At {rate:g} updates/s the delay is a mean over {counts}, out of "
-                   f"{fmt(sampled[0]['updates'])} updates. An update yields a sample only if an event its new "
-                   "guard takes and its old one did not reaches the subscriber before the subscription's next "
-                   "update (000 §8.1 (a)), so at high rates the figure describes the updates followed by a "
-                   "pause, and both modes see the same pauses.")
-    still = {(r["mode"], r["matcher"]): r for r in avg if r["subscribers"] == top and r["update_rate"] == 0}
-    for matcher in config.matchers:
-        p, q = still.get(("parametric", matcher)), still.get(("resub", matcher))
-        if p and q and p["throughput"] and q["throughput"]:
-            floor = abs(p["throughput"] - q["throughput"]) / ((p["throughput"] + q["throughput"]) / 2)
-            out.append(f"- {matcher}: at 0 updates/s both modes replay the same trace and do the same work, "
-                       f"yet their throughput differs by {floor:.0%}: that is the noise of this run"
-                       + (" (service times are measured CPU times)" if config.service == "measured" else "")
-                       + "; ratios within it are not differences.")
     at_top = {(r["mode"], r["matcher"]): r for r in avg if r["subscribers"] == top and r["update_rate"] == rate}
-    for matcher in config.matchers:
-        p, q = at_top.get(("parametric", matcher)), at_top.get(("resub", matcher))
-        if p and q and q["spurious"] < p["spurious"] and q["useful"] < p["useful"]:
-            out.append(f"- {matcher} at {rate:g} updates/s: resub has fewer spurious events "
-                       f"({fmt(q['spurious'])} vs {fmt(p['spurious'])}) because fewer events reach its "
-                       f"subscribers at all: {fmt(q['useful'])} useful and {fmt(q['missed'])} missed, against "
-                       f"{fmt(p['useful'])} and {fmt(p['missed'])} in parametric. A spurious event is one "
-                       "the subscriber's own edge broker forwarded before it applied the update; edge brokers "
-                       "apply updates quickly in both modes here (the saturated brokers are further up), so "
-                       "spurious counts follow the flow of events, which is smaller for resub. The paper ties "
-                       "spurious events to the edge broker's delay in processing updates (000 §8.3), which "
-                       "grew under re-subscriptions there.")
+    pairs = [(m, at_top.get(("parametric", m)), at_top.get(("resub", m))) for m in config.matchers]
+    pairs = [(m, p, q) for m, p, q in pairs if p and q]
+    if rate > 0:  # without updates there is no subscription work to share out
+        out += _sub_share(rate, pairs)
+    out += _delay_samples(avg, top, rate)
+    out += _noise(config, avg, top)
+    out += _spurious_flow(rate, pairs)
     out += ["", "Background (the same in every report, not computed from this run):", ""]
     out.append("- Delay and spurious events are dominated by how long an update takes to reach the "
                "brokers that filter for it: each hop is a " f"{config.link_delay * 1000:g} ms link here, "
@@ -348,4 +366,105 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
                "a discrete-event simulation whose only costs are the brokers' service times and the "
                "link delays, so absolute figures are not comparable, only the direction and size of "
                "the ratios.")
+    return out
+
+
+COUNT_NAMES = {"delay_samples": "delay samples", "useful": "useful events", "spurious": "spurious events"}
+
+
+def _verdicts(config: Config, ratios: list[dict]) -> list[str]:
+    """Above or below the paper's figure, where the run has enough counts to say so."""
+    if not any(r["paper"] is not None for r in ratios):
+        return [f"- The paper reports no Table I figures for `{config.workload}`."]
+    if not any(x > 0 for x in config.update_rates):
+        return ["- This run has no update rate above 0, so there is no Table I ratio to compare."]
+    out = []
+    for r in ratios:
+        if r["paper"] is None or math.isnan(r["ours"]):
+            continue
+        what = f"{fmt(r['count'])} {COUNT_NAMES[COUNTS[r['ratio']]]}"
+        if r["count"] < MIN_COUNT:
+            out.append(f"- {r['matcher']} {r['ratio']}: {fmt(r['ours'])}× here at {r['at_rate']:g} updates/s rests on "
+                       f"{what}, too few (fewer than {MIN_COUNT}) to call it above or below the paper's "
+                       f"{r['paper']}×.")
+        else:
+            side = "below" if r["ours"] < r["paper"] else "above"
+            out.append(f"- {r['matcher']} {r['ratio']}: {fmt(r['ours'])}× here at {r['at_rate']:g} updates/s "
+                       f"(on {what}), {side} the paper's {r['paper']}×.")
+    return out
+
+
+def _sub_share(rate: float, pairs: list[tuple]) -> list[str]:
+    return [f"- {m} at {rate:g} updates/s: subscription changes took {q['sub_share']:.0%} of the busiest broker's "
+            f"service time under resub and {p['sub_share']:.0%} under parametric; the rest went to events. Updates "
+            "slow events down only where they take a large share of a busy broker's time."
+            for m, p, q in pairs if not math.isnan(q.get("sub_share", float("nan")))]
+
+
+def _delay_samples(avg: list[dict], top: int, rate: float) -> list[str]:
+    """How many updates the delay figures rest on; none at all is said as such."""
+    rows = [r for r in avg if r["subscribers"] == top and r["update_rate"] == rate and r.get("updates")]
+    if not rows:  # every mode replays the same trace, so the same number of updates
+        return []
+    updates = fmt(rows[0]["updates"])
+    counted = [r for r in rows if r["delay_samples"]]
+    none = [f"{r['mode']} {r['matcher']}" for r in rows if not r["delay_samples"]]
+    out = []
+    if counted:
+        counts = " and ".join(f"{fmt(r['delay_samples'])} samples for {r['mode']} {r['matcher']}" for r in counted)
+        out.append(f"- At {rate:g} updates/s the delay is a mean over {counts}, out of {updates} updates.")
+    if none:
+        out.append(f"- At {rate:g} updates/s there were no delay samples for {' and '.join(none)} (out of "
+                   f"{updates} updates), so the run has no delay figure for them.")
+    out[-1] += (" An update yields a sample only if an event its new guard takes and its old one did not "
+                "reaches the subscriber before the subscription's next update (000 §8.1 (a)), so at high rates "
+                "the figure describes the updates followed by a pause, and both modes see the same pauses.")
+    return out
+
+
+def _noise(config: Config, avg: list[dict], top: int) -> list[str]:
+    """What a difference between the modes has to exceed to be one: the gap at 0 updates/s (where
+    both do the same work) when service times are measured, and the spread between seeds."""
+    out = []
+    still = {(r["mode"], r["matcher"]): r for r in avg if r["subscribers"] == top and r["update_rate"] == 0}
+    for matcher in config.matchers:
+        p, q = still.get(("parametric", matcher)), still.get(("resub", matcher))
+        if not (p and q and p["throughput"] and q["throughput"]):
+            continue
+        gap = abs(p["throughput"] - q["throughput"]) / ((p["throughput"] + q["throughput"]) / 2)
+        head = f"- {matcher}: at 0 updates/s both modes replay the same trace and do the same work"
+        if config.service == "model":
+            out.append(f"{head}; with fixed service costs (service = \"model\") the run is deterministic, so their "
+                       f"throughput differs by {gap:.0%} by construction, not as a measure of noise.")
+        elif config.service == "calibrated":
+            out.append(f"{head}, yet their throughput differs by {gap:.0%}: each mode's cost model was fitted to "
+                       "its own measured run, so that is the calibration's noise; ratios within it are not "
+                       "differences.")
+        else:
+            out.append(f"{head}, yet their throughput differs by {gap:.0%}: that is the noise of this run (service "
+                       "times are measured CPU times); ratios within it are not differences.")
+    spread = [r for r in avg if not math.isnan(r.get("throughput_spread", float("nan")))]
+    if spread:
+        w = max(spread, key=lambda r: r["throughput_spread"])
+        out.append(f"- Between the {len(config.seeds)} seeds, throughput varied by up to {w['throughput_spread']:.0%} "
+                   f"(max - min over the mean; {w['mode']} {w['matcher']} at {w['update_rate']:g} updates/s and "
+                   f"{w['subscribers']} subscribers); the tables show the mean over seeds, and differences "
+                   "between modes within that spread are not differences.")
+    return out
+
+
+def _spurious_flow(rate: float, pairs: list[tuple]) -> list[str]:
+    """Fewer spurious events under resub, when it has fewer useful ones too: the flow, not the
+    update handling. Said only where the counts are large enough to compare."""
+    out = []
+    for m, p, q in pairs:
+        if not (q["spurious"] < p["spurious"] and q["useful"] < p["useful"]) or _total(p, "spurious") < MIN_COUNT:
+            continue
+        out.append(f"- {m} at {rate:g} updates/s: resub has fewer spurious events ({fmt(q['spurious'])} vs "
+                   f"{fmt(p['spurious'])}) and fewer events reach its subscribers at all: {fmt(q['useful'])} useful "
+                   f"and {fmt(q['missed'])} missed, against {fmt(p['useful'])} and {fmt(p['missed'])} in parametric. "
+                   "A spurious event is one the subscriber's own edge broker forwarded before it applied the "
+                   "update, so fewer events forwarded means fewer chances for one. The paper ties spurious events "
+                   "to the edge broker's delay in processing updates (000 §8.3), which grew under "
+                   "re-subscriptions there.")
     return out

@@ -43,3 +43,15 @@ def test_the_grid_calibrates_once_per_mode_and_matcher(spark, tmp_path):
     fitted = json.loads((tmp_path / "calibration.json").read_text())
     assert set(fitted) == {"parametric/fastint", "resub/fastint"}
     assert all(m["pub"] > 0 for m in fitted.values())
+
+
+def test_a_grid_with_the_monitor_only_still_has_calibration_probes():
+    # monitors = [true]: the probes were taken from points without the monitor, so there were none
+    # and Spark was asked for zero partitions (ZeroDivisionError)
+    from eventpy.replay.grid import calibration_probes
+    config = parse({"replay": {"workload": "micro", "update_rates": [0, 10], "subscribers": [3],
+                               "monitors": [True], "service": "calibrated", "matchers": ["fastint", "poset"]}})
+    probes = calibration_probes(config)
+    assert sorted((p.mode, p.matcher) for p in probes) == [(m, k) for m in ("parametric", "resub")
+                                                            for k in ("fastint", "poset")]
+    assert {p.trace.update_rate for p in probes} == {10.0}  # the heaviest trace

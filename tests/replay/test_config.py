@@ -19,10 +19,10 @@ def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_ra
     ({"replay": {"workload": "nope"}}, "workload must be one of"),
     ({"replay": {"workload": "at", "modes": ["fast"]}}, "modes has 'fast'; allowed: parametric, resub"),
     ({"replay": {"workload": "at", "matchers": "fastint"}}, "matchers must be a non-empty list"),
-    ({"replay": {"workload": "at", "update_rates": [-1]}}, "cannot be negative"),
+    ({"replay": {"workload": "at", "update_rates": [-1]}}, "update_rates has -1; allowed: finite numbers >= 0"),
     ({"replay": {"workload": "at", "sevice": "model"}}, "unknown key\\(s\\) in \\[replay\\]: sevice"),
     ({"replay": {"workload": "at", "service": "wall"}}, "service must be"),
-    ({"replay": {"workload": "at", "service_scale": 0}}, "service_scale must be a positive number"),
+    ({"replay": {"workload": "at", "service_scale": 0}}, "service_scale must be a finite number > 0, not 0"),
     # the [workload] table is checked here, not in a Spark task (which printed a Java stack trace)
     ({"replay": {"workload": "at"}, "workload": {"duration": -1}}, "at: duration must be > 0, not -1"),
     ({"replay": {"workload": "at"}, "workload": {"duraton": 2}}, "at has no setting 'duraton'; it takes duration"),
@@ -52,3 +52,62 @@ def test_the_shipped_configs_parse():
     assert {"htm-small.toml", "at-small.toml", "htm-paper.toml"} <= set(names)
     for p in root.glob("*.toml"):
         load(p)
+
+
+@pytest.mark.parametrize("key,value", [
+    ("modes", ["parametric", "parametric"]),
+    ("matchers", ["fastint", "fastint"]),
+    ("seeds", [1, 2, 1]),
+    ("subscribers", [20, 20]),
+    ("update_rates", [0, 0.0]),  # the same rate written twice: one trace id
+])
+def test_a_value_listed_twice_is_refused(key, value):
+    # two grid points with one id would merge their deliveries (duplicates at rate 0)
+    with pytest.raises(ConfigError, match=f"^config: \\[replay\\] {key} lists .* twice; each value may appear once$"):
+        parse({"replay": {"workload": "at", key: value}})
+
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize("replay,message", [
+    ({"update_rates": [INF]}, r"\[replay\] update_rates has inf; allowed: finite numbers >= 0"),  # looped forever
+    ({"update_rates": [NAN]}, r"\[replay\] update_rates has nan; allowed: finite numbers >= 0"),
+    ({"subscribers_rate": -5}, r"\[replay\] subscribers_rate must be a finite number >= 0, not -5"),
+    ({"subscribers_rate": "fast"}, r"\[replay\] subscribers_rate must be a finite number >= 0, not 'fast'"),
+    ({"subscribers_rate": True}, r"\[replay\] subscribers_rate must be a finite number >= 0, not True"),
+    ({"link_delay_ms": -10}, r"\[replay\] link_delay_ms must be a finite number >= 0, not -10"),
+    ({"link_delay_ms": True}, r"\[replay\] link_delay_ms must be a finite number >= 0, not True"),
+    ({"link_delay_ms": "ten"}, r"\[replay\] link_delay_ms must be a finite number >= 0, not 'ten'"),
+    ({"service_scale": INF}, r"\[replay\] service_scale must be a finite number > 0, not inf"),
+    ({"service_scale": True}, r"\[replay\] service_scale must be a finite number > 0, not True"),
+    ({"seeds": [2**64 + 7]}, r"\[replay\] seeds has 18446744073709551623; allowed: integers from 0 to 2\*\*63 - 1"),
+    ({"seeds": [-1]}, r"\[replay\] seeds has -1; allowed: integers from 0"),
+])
+def test_a_value_out_of_range_is_one_line_naming_the_key(replay, message):
+    with pytest.raises(ConfigError, match=f"^config: {message}") as info:
+        parse({"replay": {"workload": "at", **replay}})
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("raw,message", [
+    ({"monitor": {"window": "1"}}, r"\[monitor\] window must be a finite number > 0, not '1'"),
+    ({"monitor": {"freq_approx": INF}}, r"\[monitor\] freq_approx must be a finite number > 0, not inf"),
+    ({"monitor": {"min_history": 4.5}}, r"\[monitor\] min_history must be an integer >= 4, not 4.5"),
+    ({"workload": {"duration": INF}}, r"\[workload\] duration must be a finite number, not inf"),
+    ({"worklaod": {"duration": 1}}, r"unknown table\(s\) worklaod; a replay file has \[replay\], \[workload\], "
+                                    r"\[monitor\], \[live\]"),
+    ({"moniter": {"window": 1}}, r"unknown table\(s\) moniter;"),
+])
+def test_other_tables_are_checked_too(raw, message):
+    with pytest.raises(ConfigError, match=f"^config: {message}"):
+        parse({"replay": {"workload": "at", "monitors": [True]}, **raw})
+
+
+def test_toml_inf_and_a_directory_are_refused_when_read(tmp_path):
+    inf = tmp_path / "inf.toml"
+    inf.write_text('[replay]\nworkload = "micro"\nupdate_rates = [inf]\n')
+    with pytest.raises(ConfigError, match="inf.toml: \\[replay\\] update_rates has inf"):
+        load(inf)
+    with pytest.raises(ConfigError, match=f"^{tmp_path}: is a directory; give a replay TOML file$"):
+        load(tmp_path)

@@ -1,0 +1,108 @@
+"""`eventpy replay` on the command line, with Spark replaced by stand-ins (no JVM): what the user
+sees when the master is wrong or unreachable, and on Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+import types
+
+import pytest
+
+from eventpy.replay.cli import replay
+
+TINY = """[replay]
+workload = "micro"
+modes = ["parametric"]
+update_rates = [0]
+subscribers = [3]
+service = "model"
+"""
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    return path
+
+
+@pytest.fixture
+def spark_says(monkeypatch):
+    """Make the Spark session raise `exc` (as pyspark does for an unreachable master)."""
+    def install(exc: BaseException | None) -> None:
+        def session(master=None, app="x"):
+            if exc is not None:
+                raise exc
+            return types.SimpleNamespace(sparkContext=types.SimpleNamespace(master=master or "local[*]"))
+        monkeypatch.setattr("eventpy.replay.spark.session", session)
+    return install
+
+
+def test_a_master_that_is_no_spark_url_is_refused_before_spark_starts(config, tmp_path, capsys, spark_says):
+    spark_says(AssertionError("Spark must not start"))
+    assert replay(str(config), str(tmp_path / "out"), master="nonsense://x", quiet=True) == 2
+    err = capsys.readouterr().err
+    assert err == ("eventpy replay: --master 'nonsense://x' is not a Spark master URL; allowed: local[*], "
+                   "local[N], spark://HOST:PORT, yarn, mesos://HOST:PORT, k8s://HOST:PORT\n")
+
+
+def test_an_unreachable_master_is_one_line_not_a_traceback(config, tmp_path, capsys, spark_says):
+    spark_says(RuntimeError("An error occurred while calling None.org.apache.spark.sql.SparkSession.\n"
+                            ": java.lang.IllegalStateException: Cannot call methods on a stopped SparkContext.\n"
+                            "\tat org.apache.spark.SparkContext.assertNotStopped"))
+    out = tmp_path / "out"
+    assert replay(str(config), str(out), master="spark://127.0.0.1:1", quiet=True) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["eventpy replay: the run failed: Spark did not start: is the master spark://127.0.0.1:1 "
+                   "reachable, and does it have workers?", f"  (the whole error is in {out / 'error.log'})"]
+
+
+def test_a_session_that_does_not_start_says_why_in_one_line(config, tmp_path, capsys, spark_says):
+    spark_says(RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number."))
+    assert replay(str(config), str(tmp_path / "out"), quiet=True) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == ("eventpy replay: the run failed: Spark did not start with master local[*]: "
+                     "[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number.")
+
+
+def test_ctrl_c_is_one_line_and_exit_130(config, tmp_path, capsys, spark_says, monkeypatch):
+    spark_says(None)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # what pyspark's SIGINT handler raises in the driver
+
+    monkeypatch.setattr("eventpy.replay.grid.run_grid", interrupted)
+    out = tmp_path / "out"
+    assert replay(str(config), str(out), quiet=True) == 130
+    assert capsys.readouterr().err == f"eventpy replay: interrupted; {out} is incomplete\n"
+    assert "incomplete" in (out / "error.log").read_text()  # the directory says so too
+
+
+def test_error_log_holds_the_whole_traceback(config, tmp_path, capsys, spark_says, monkeypatch):
+    spark_says(None)
+
+    def deep_inside_the_grid(*args, **kwargs):
+        return 1 // 0
+
+    monkeypatch.setattr("eventpy.replay.grid.run_grid", deep_inside_the_grid)
+    out = tmp_path / "out"
+    assert replay(str(config), str(out), quiet=True) == 1
+    assert capsys.readouterr().err.splitlines()[0] == "eventpy replay: the run failed: ZeroDivisionError"
+    log = (out / "error.log").read_text()
+    assert log.startswith("Traceback (most recent call last):") and "in deep_inside_the_grid" in log
+    assert log.endswith("ZeroDivisionError: integer division or modulo by zero\n")
+
+
+def test_the_summary_tells_every_grid_point_apart_and_shows_no_nan():
+    from rich.console import Console
+
+    from eventpy.replay.cli import _summary
+    rows = [{"update_rate": 50.0, "subscribers": 20, "mode": mode, "matcher": "fastint", "rum": rum, "seed": seed,
+             "throughput": 3.5, "delay_ms": float("nan"), "spurious": 0, "missed": 1, "sub_messages": 1234}
+            for mode in ("parametric", "resub") for rum in (False, True) for seed in (1, 2)]
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(_summary(rows))
+    lines = [ln for ln in console.export_text().splitlines() if "fastint" in ln]
+    assert len(lines) == len(set(lines)) == 8
+    assert "nan" not in console.export_text() and all("—" in ln for ln in lines)
+    assert all("parametric" in ln or "resub" in ln for ln in lines)  # not cut to "param…"

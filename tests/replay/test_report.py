@@ -1,0 +1,105 @@
+"""The statements of report.md, from hand-made metric rows (no Spark): each claim rests on the
+run's own figures, and says so when they are too few."""
+
+from __future__ import annotations
+
+import math
+
+from eventpy.replay.config import parse
+from eventpy.replay.report import averaged, explain, explain_monitor, table_i
+
+
+def row(rate, mode, seed=1, **kw):
+    base = {"update_rate": float(rate), "subscribers": 10, "mode": mode, "rum": False, "matcher": "fastint",
+            "seed": seed, "throughput": 10.0, "latency_p50_ms": 20.0, "latency_p99_ms": 30.0, "delay_ms": 50.0,
+            "spurious": 100, "missed": 0, "false_positives": 0, "duplicates": 0, "sub_messages": 10, "bytes": 100,
+            "utilization": 0.2, "memory_bytes": 1000, "useful": 1000, "wanted": 1000, "rum_approximated": 0,
+            "rum_suppressed": 0, "sub_share": 0.1, "delay_samples": 200, "updates": 300}
+    return {**base, **kw}
+
+
+def config(**replay):
+    return parse({"replay": {"workload": "at", "update_rates": [0, 100], "subscribers": [10], **replay}})
+
+
+def report(c, rows):
+    avg = averaged(rows)
+    ratios = table_i(c, avg)
+    return ratios, "\n".join(explain(c, avg, ratios))
+
+
+def test_table_i_leaves_out_rate_0_where_both_modes_do_the_same_work():
+    # at rate 0 the measured noise gave resub 3x the latency of parametric: not an "up to" ratio
+    rows = [row(0, "parametric", latency_p50_ms=10.0), row(0, "resub", latency_p50_ms=30.0),
+            row(100, "parametric"), row(100, "resub", latency_p50_ms=24.0)]
+    ratios, _ = report(config(), rows)
+    latency = next(r for r in ratios if r["ratio"] == "latency")
+    assert (latency["ours"], latency["at_rate"]) == (1.2, 100.0)
+    only_still = [r for r in rows if r["update_rate"] == 0]
+    ratios, text = report(config(update_rates=[0]), only_still)
+    assert all(math.isnan(r["ours"]) for r in ratios)
+    assert "no update rate above 0" in text
+
+
+def test_a_verdict_needs_enough_counts():
+    rows = [row(0, "parametric"), row(0, "resub"),
+            row(100, "parametric", spurious=2), row(100, "resub", spurious=5)]
+    _, text = report(config(), rows)
+    assert ("- fastint spurious: 2.5× here at 100 updates/s rests on 2 spurious events, too few (fewer than 50) "
+            "to call it above or below the paper's 4.27×.") in text
+    assert "- fastint throughput: 1× here at 100 updates/s (on 1,000 useful events), below the paper's 1.33×." in text
+
+
+def test_no_mean_over_0_samples():
+    rows = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", delay_samples=0, delay_ms=math.nan),
+            row(100, "resub", delay_samples=0, delay_ms=math.nan)]
+    _, text = report(config(), rows)
+    assert "over 0 samples" not in text
+    assert ("At 100 updates/s there were no delay samples for parametric fastint and resub fastint (out of 300 "
+            "updates), so the run has no delay figure for them.") in text
+
+
+def test_the_noise_is_not_called_noise_when_it_is_0_by_construction():
+    rows = [row(0, "parametric"), row(0, "resub"), row(100, "parametric"), row(100, "resub")]
+    _, text = report(config(service="model"), rows)
+    assert "noise of this run" not in text and "differs by 0% by construction" in text
+    _, text = report(config(service="measured"), [row(0, "parametric", throughput=9.0), *rows[1:]])
+    assert "differs by 11%: that is the noise of this run" in text
+
+
+def test_the_spread_between_seeds_is_reported():
+    rows = [row(r, m, seed=s, throughput=t) for r in (0, 100) for m in ("parametric", "resub")
+            for s, t in ((1, 9.0), (2, 11.0))]
+    _, text = report(config(seeds=[1, 2], service="model"), rows)
+    assert "- Between the 2 seeds, throughput varied by up to 20% (max - min over the mean;" in text
+
+
+def test_no_fixed_claim_about_edge_brokers():
+    rows = [row(0, "parametric"), row(0, "resub"),
+            row(100, "parametric", spurious=200, useful=900), row(100, "resub", spurious=100, useful=500)]
+    _, text = report(config(), rows)
+    assert "resub has fewer spurious events (100 vs 200)" in text
+    assert "apply updates quickly" not in text and "further up" not in text
+    few = [row(0, "parametric"), row(0, "resub"),
+           row(100, "parametric", spurious=2, useful=12), row(100, "resub", spurious=1, useful=7)]
+    assert "resub has fewer spurious events" not in report(config(), few)[1]  # not on 1 vs 2 events
+
+
+def test_the_monitor_sentences_name_their_rate():
+    c = config(monitors=[False, True])
+    rows = [row(r, "parametric", rum=on) for r in (0, 100) for on in (False, True)]
+    index = {(r["update_rate"], r["subscribers"], r["mode"], r["matcher"]): r for r in averaged(rows)}
+    lines = explain_monitor(c, index)
+    assert [ln.split(":")[0] for ln in lines] == ["- parametric, fastint, 0 updates/s, 10 subscribers",
+                                                  "- parametric, fastint, 100 updates/s, 10 subscribers"]
+
+
+def test_the_report_defines_every_column_and_the_rate_unit():
+    from eventpy.replay.report import TABLE_COLUMNS, columns_section
+    text = "\n".join(columns_section(config()))
+    for column in TABLE_COLUMNS + ("memory_bytes", "sub_share", "sub_bytes"):
+        assert f"`{column}" in text or f"/ {column}`" in text, column
+    assert "counted after setup" in text and "milliseconds" in text
+    assert "updates per second per subscriber" in text
+    htm = parse({"replay": {"workload": "htm"}})
+    assert "updates per second per edge broker" in "\n".join(columns_section(htm))
