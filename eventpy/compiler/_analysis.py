@@ -182,6 +182,10 @@ class Analysis:
             self.error(f"event parameter {p.arg!r} is keyword-only; an event's attributes are plain "
                        "positional parameters: remove the '*' before it", p)
             return None
+        if len(params) == 1:  # an event is its attributes: one with none could not be told apart
+            self.error(f"event method {fn.name} has no parameters besides self; an event carries at least "
+                       f"one attribute: add one, e.g. `event def {fn.name}(self, n: int)`", fn)
+            return None
         schema = {}
         for p in params[1:]:
             t = _annotated(p.annotation)

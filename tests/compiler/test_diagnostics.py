@@ -40,6 +40,8 @@ def diag(text: str) -> CompileError:
     ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local`"),
     ('self.limit = price', 'x = (', 7, "(", "never closed"),
     ('price: float)', 'price: float, *, n: int)', 6, "n: int", "'n' is keyword-only"),
+    ('event def quote(self, firm: str, price: float) when firm == "IBM" and',
+     'event def quote(self) when', 6, "def quote(self)", "has no parameters besides self; an event carries at least"),
     ('price: float)', 'price: float, *more)', 6, "more", "remove *more"),
     ('firm: str, price: float)', 'fïrm: str, price)', 6, "price)", "'price' has no annotation"),
     ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
