@@ -32,6 +32,7 @@ def _sources(paths: list[Path]) -> list[Path]:
 
 def compile_file(src: Path, out: Path | None, check: bool) -> int:
     try:
+        raw = src.read_bytes()
         text, encoding = read(str(src))
     except OSError as e:
         print(f"{src}: error: cannot read: {e.strerror or e}", file=sys.stderr)
@@ -55,7 +56,11 @@ def compile_file(src: Path, out: Path | None, check: bool) -> int:
                   "(or give another path with -o)", file=sys.stderr)
             return 1
         try:
-            target.write_text(python, encoding=encoding)  # its coding declaration still holds
+            if python == text:  # no constructs: the very bytes (line endings and all)
+                target.write_bytes(raw)
+            else:  # its coding declaration still holds; CRLF files stay CRLF
+                crlf = b"\r\n" in raw and raw.count(b"\n") == raw.count(b"\r\n")
+                target.write_text(python, encoding=encoding, newline="\r\n" if crlf else None)
         except OSError as e:
             print(f"{target}: error: cannot write: {e.strerror or e}", file=sys.stderr)
             return 1

@@ -129,6 +129,19 @@ def test_eventpyc_exit_status_and_no_traceback(tmp_path):
     assert out.returncode == 0 and (tmp_path / "good.py").exists()
 
 
+def test_eventpyc_keeps_the_bytes_of_a_file_without_constructs_and_the_line_endings_of_one_with(tmp_path):
+    plain = tmp_path / "plain.epy"
+    plain.write_bytes(b"x = 1\r\nprint(x)  \r\n\n# mixed endings\r\n")
+    mine = tmp_path / "mine.epy"
+    mine.write_bytes(BASE.replace("\n", "\r\n").encode())
+    for src in (plain, mine):
+        out = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", str(src)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+    assert (tmp_path / "plain.py").read_bytes() == plain.read_bytes()
+    written = (tmp_path / "mine.py").read_bytes()
+    assert written.count(b"\r\n") == written.count(b"\n") == mine.read_bytes().count(b"\n")
+
+
 def test_eventpyc_never_overwrites_its_source_and_reports_an_unwritable_output(tmp_path):
     plain = tmp_path / "plain.py"
     plain.write_text(BASE)
