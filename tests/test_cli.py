@@ -161,10 +161,15 @@ def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_st
         link + 'summary = 3\n': "unknown summary 3; choose attribute, poset",
         link + 'modes = "resub"\n': "unknown setting 'modes'; a topology file has brokers, links, mode, matcher, "
                                      "summary",
+        "": "broker 'b1' is not linked to 'b0', so no event could cross between them; the brokers must form one "
+            "tree (add links = [[\"A\", \"B\"], ...] before the [brokers.NAME] tables)",
+        "TAIL" + link: "broker 'b1' has unknown setting 'links' (a broker has host and port; top-level settings go "
+                       "before the first [brokers.NAME] table)",
     }
     for i, (head, words) in enumerate(cases.items()):
         topo = tmp_path / f"topo{i}.toml"
-        topo.write_text(head + brokers)
+        tail = head.startswith("TAIL")  # written after the last broker table: TOML puts it inside it
+        topo.write_text(brokers + head[4:] if tail else head + brokers)
         out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--topology", str(topo), "--run-dir",
                               str(tmp_path / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert out.returncode == 1 and out.stderr == f"{topo}: {words}\n", out.stderr

@@ -70,7 +70,24 @@ def read_config(path: Path) -> dict[str, Any]:
         cfg["topology"] = Topology(tuple(brokers), _links(path, cfg.get("links", [])))
     except TopologyError as e:
         raise SystemExit(f"{path}: {e}")
+    _check_connected(path, cfg["topology"])
     return cfg
+
+
+def _check_connected(path: Path, topology: Topology) -> None:
+    """Events cross only along links: brokers in two parts would be two overlays."""
+    first = topology.brokers[0]
+    seen, todo = {first}, [first]
+    while todo:
+        for n in topology.neighbors(todo.pop()):
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    apart = [b for b in topology.brokers if b not in seen]
+    if apart:
+        raise SystemExit(f"{path}: broker {apart[0]!r} is not linked to {first!r}, so no event could cross "
+                         "between them; the brokers must form one tree (add links = [[\"A\", \"B\"], ...] "
+                         "before the [brokers.NAME] tables)")
 
 
 def _check_brokers(path: Path, brokers: Any) -> None:
@@ -82,6 +99,10 @@ def _check_brokers(path: Path, brokers: Any) -> None:
             raise SystemExit(f"{path}: broker {name!r} needs a port between 1 and 65535, not {port!r}")
         if not isinstance(b.get("host", "127.0.0.1"), str):
             raise SystemExit(f"{path}: broker {name!r}: host must be a string")
+        unknown = sorted(set(b) - {"host", "port"})
+        if unknown:  # often a top-level key written after the last [brokers.NAME] header
+            raise SystemExit(f"{path}: broker {name!r} has unknown setting {unknown[0]!r} (a broker has host "
+                             "and port; top-level settings go before the first [brokers.NAME] table)")
 
 
 def _links(path: Path, links: Any) -> tuple[tuple[str, str], ...]:
