@@ -202,7 +202,7 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         states = _statuses(run_dir)
         if len(states) == len(cfg["brokers"]) and all(s.get("ready") for s in states.values()):
             where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items()))
-            print(f"overlay up: {len(states)} brokers in {run_dir} ({where})")
+            print(f"overlay up: {len(states)} broker{'s' if len(states) != 1 else ''} in {run_dir} ({where})")
             return 0
         # our own children: their exit status says it (right after it starts, a broker's
         # /proc/<pid>/cmdline can still read empty, which made a live broker look gone)
