@@ -171,7 +171,11 @@ def _mutator(name: str) -> Callable:
         if owner is not None and self._field not in getattr(type(owner), "__eventpy_locals__", ()):
             trial = set(self)  # refused before it happens, like a store (sets in guards are small)
             base(trial, *args)
-            _check_field(owner, self._field, frozenset(trial))
+            try:
+                _check_field(owner, self._field, frozenset(trial))
+            except TypeError as e:
+                call = f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(repr, args))})"
+                raise TypeError(f"{call} refused: {str(e).partition(' refused: ')[2]}") from None
         result = base(self, *args)
         self._changed()
         return self if name.startswith("__i") else result

@@ -243,8 +243,9 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
             # the method resolution order picks the body and guard
             nearest = next(k.__dict__[name] for k in cls.__mro__ if name in k.__dict__)
             if not isinstance(nearest, EventMethod):  # a plain method over an event method
+                what = "a plain method" if callable(nearest) else f"the value {nearest!r}"
                 raise TypeError(f"{cls.__qualname__}.{name} overrides the event method "
-                                f"{bases[0].owner.__qualname__}.{name} with a plain method; "
+                                f"{bases[0].owner.__qualname__}.{name} with {what}; "
                                 f"declare it `event def {name}(...) when ...:` to override it")
             events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations, nearest.origin)
         mine = events[name]
