@@ -428,36 +428,41 @@ def shutdown() -> None:
         r.stop()
 
 
-def _before_exit() -> None:
-    """Deliveries still owed in this process run before the delivery threads stop: an embedded
-    overlay is drained (up to 5 s), so a script that publishes to its own subscriptions and ends
-    sees their callbacks run. Runs with threading's exit hooks, before the pool's threads are
-    joined; nodes on a TCP overlay are handled by `_at_exit`."""
+def _drain_at_exit(budget: float = 5.0) -> None:
+    """Deliveries still owed in this process run before it ends: an embedded overlay is drained,
+    again while callbacks keep publishing (chains of events), up to `budget` seconds in all, so a
+    script that publishes to its own subscriptions and ends sees their callbacks run. Runs once
+    every other thread of the program has ended; the delivery threads are still there."""
     with _lock:
         embedded = _overlay is not None and any(n._local.overlay is _overlay for n in _nodes)
-    if embedded:
+    if not embedded:
+        return
+    deadline = time.monotonic() + budget
+    log = logging.getLogger("eventpy")
+    while True:
+        published = stats()["published"]
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            log.warning("at exit, callbacks still publishing after %gs were not waited for", budget)
+            return
         try:
-            drain(5.0)
+            drain(remaining)
         except Exception as e:  # a callback still running, a node closing meanwhile: not at exit
-            logging.getLogger("eventpy").warning("at exit, not waited for: %s", e)
+            log.warning("at exit, not waited for: %s", e)
+            return
+        if stats()["published"] == published:
+            return  # nothing published by the callbacks that ran: everything owed has run
 
 
 def _at_exit() -> None:
-    """A program that ends without shutdown(): its nodes close (their subscriptions end) and what
-    they queued is still sent to their broker, so `publish` followed by the end of the script
-    loses nothing."""
+    """A program that ends without shutdown(): what the embedded overlay still owes is delivered,
+    then its nodes close (their subscriptions end) and what they queued is still sent to their
+    broker, so `publish` followed by the end of the script loses nothing."""
     try:
+        _drain_at_exit()
         shutdown()
     except Exception:  # never a traceback from us at exit
         logging.getLogger("eventpy").debug("shutdown at exit failed", exc_info=True)
 
 
 atexit.register(_at_exit)
-# threading's exit hooks run in reverse order of registration, so this one runs before the hook
-# that concurrent.futures (imported above, through the delivery pool) uses to join its threads
-_register_threading_exit = getattr(threading, "_register_atexit", None)
-if _register_threading_exit is not None:
-    try:
-        _register_threading_exit(_before_exit)
-    except RuntimeError:  # imported while the interpreter is already shutting down
-        pass

@@ -296,6 +296,59 @@ def test_a_script_that_ends_without_drain_still_runs_its_callbacks():
     assert out.stdout.split() == [str(float(i % 20)) for i in range(200) if i % 20 < 10]
 
 
+def _script(text: str):
+    import os
+    import subprocess
+    import textwrap
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("EVENTPY_BROKER", None)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(text)], capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+def test_callbacks_keep_running_after_the_main_thread_has_returned():
+    # a worker thread keeps the program alive: its events are delivered (the delivery threads
+    # were those of concurrent.futures, which refuse work once the main thread has returned)
+    out = _script('''
+        import threading, time, eventpy
+        node = eventpy.connect()
+        T = eventpy.EventType("t.N", n=int)
+        got = []
+        node.subscribe(T, "True", on_event=lambda ev: got.append(ev.n))
+
+        def worker():
+            time.sleep(0.3)  # the main thread has returned by now
+            for n in range(500):
+                node.publish(T, n=n)
+            eventpy.drain(10)
+            print(len(got))
+
+        threading.Thread(target=worker).start()
+    ''')
+    assert out.returncode == 0 and out.stdout.split() == ["500"], out.stderr
+
+
+def test_callbacks_that_publish_at_exit_run_to_the_end_of_their_chains():
+    out = _script('''
+        import eventpy
+        node = eventpy.connect()
+        T = eventpy.EventType("t.Chain", chain=int, depth=int)
+
+        def step(ev):
+            print(ev.chain, ev.depth)
+            if ev.depth < 30:
+                node.publish(T, chain=ev.chain, depth=ev.depth + 1)
+
+        node.subscribe(T, "True", on_event=step)
+        for chain in range(5):
+            node.publish(T, chain=chain, depth=0)
+    ''')  # ends without drain: the exit drain repeats while the callbacks publish
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert len(out.stdout.splitlines()) == 5 * 31
+
+
 def test_advertise_takes_an_event_type_or_an_event_method_and_refuses_anything_else():
     node = eventpy.connect()
     node.advertise(eventpy.EventType("adv.Tick", n=int))
