@@ -113,6 +113,10 @@ class SerialQueue:
         self._lock = threading.Lock()
         self._scheduled = False
 
+    def idle(self) -> bool:
+        """Nothing queued or running (a glance: a task submitted meanwhile is not seen)."""
+        return not self._scheduled and not self._tasks
+
     def submit(self, task: Callable[[], object]) -> None:
         self._owner._started()
         with self._lock:

@@ -180,7 +180,10 @@ class Node:
                 self._local.core.acked.pop(token, None)
             raise UpdateNotConfirmed(self._local.overlay.edge_name(), timeout)
         with self._local.lock:
-            failed = self._local.core.acked.pop(token, "")
+            failed = self._local.core.acked.pop(token, None)
+            closed = failed is None and self._local.closed  # woken by close(), not by an answer
+        if closed:
+            raise RuntimeError(f"node {self.name} was closed while it waited for the confirmation")
         if failed:
             raise UpdateNotConfirmed(failed, timeout)
 

@@ -49,6 +49,7 @@ class LocalNode:
         self.lock = threading.RLock()
         self.core = ClientCore(self.link, mode=overlay.mode)
         self.queues: dict[int, SerialQueue] = {}  # id(delivery group) -> its serial queue
+        self._retired: list[SerialQueue] = []  # queues of closed subscriptions still running
         self.acks: dict[tuple, threading.Event] = {}
         self.closed = False
         self._flagged = False  # queued in the overlay's ready list
@@ -78,10 +79,15 @@ class LocalNode:
         self.overlay.wake(self)
 
     def mark_closed(self) -> None:
-        """No more sends from users (under the node lock); a publish waiting for room gives up."""
+        """No more sends from users (under the node lock); a publish waiting for room gives up,
+        and a drain or confirm waiting for an answer to this node stops waiting (a closed node's
+        link is gone: the answer would never come)."""
         with self.lock:
             self.closed = True
             self.room.notify_all()
+            waiting = list(self.acks.values())
+        for done in waiting:
+            done.set()
 
     def _wait_for_room(self) -> None:
         """Under the node lock (released while waiting): until the transport has taken some of
@@ -241,12 +247,15 @@ class LocalNode:
     def forget(self, state: SubscriptionState) -> None:
         with self.lock:
             if state.group is state:
-                self.queues.pop(id(state), None)
+                q = self.queues.pop(id(state), None)
+                if q is not None and not q.idle():  # drain still waits for what it is running
+                    self._retired.append(q)
 
     def _after_deliveries(self, then: Callable[[], None]) -> None:
         """Call `then` once every delivery queued before now has run (a marker per busy queue)."""
         with self.lock:
-            queues = list(self.queues.values())
+            self._retired = [q for q in self._retired if not q.idle()]
+            queues = [*self.queues.values(), *self._retired]
         remaining = [len(queues) + 1]
         lock = threading.Lock()
 

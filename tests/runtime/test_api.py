@@ -183,6 +183,41 @@ def test_drain_from_a_callback_says_it_cannot_wait_for_itself():
     assert len(errors) == 1 and "not from an event callback" in errors[0]
 
 
+def test_drain_returns_when_a_node_is_closed_while_it_waits():
+    a, p = eventpy.connect(), eventpy.connect()
+    T = eventpy.EventType("t.Closing", n=int)
+    got = []
+
+    def cb(ev):
+        got.append(ev.n)
+        if ev.n == 10:
+            a.close()  # the flush of a's drain would never be answered: its link is gone
+
+    a.subscribe(T, "True", on_event=cb)
+    eventpy.drain(5.0)
+    for n in range(100):
+        p.publish(T, n=n)
+    eventpy.drain(5.0)  # was a TimeoutError after 5 s
+    assert got[:11] == list(range(11))
+
+
+def test_drain_waits_for_the_running_callback_of_a_closed_subscription():
+    node = eventpy.connect()
+    running, finished = threading.Event(), threading.Event()
+
+    def slow(ev):
+        running.set()
+        time.sleep(0.5)
+        finished.set()
+
+    sub = node.subscribe(Quote, "True", on_event=slow)
+    node.publish(Quote, firm="A", price=1.0)
+    assert running.wait(5.0)
+    sub.close()
+    eventpy.drain(5.0)  # "every delivered event's callback has returned"
+    assert finished.is_set()
+
+
 def test_argument_mistakes_are_named():
     node = eventpy.connect()
     with pytest.raises(TypeError, match="the guard is the text of a condition"):
