@@ -81,3 +81,20 @@ def test_a_mode_other_than_the_overlays_is_refused_naming_the_overlays(broker_se
     assert str(e.value) == (f"the overlay at {url} runs in parametric mode; connect asked for mode='resub' "
                             "(the brokers choose the mode: eventpy overlay up --mode)")
     assert eventpy.connect(url, mode="parametric").mode == "parametric"
+
+
+def test_a_second_node_of_the_same_name_is_refused_at_connect(broker_server):
+    # the broker refused it only after the handshake: connect returned a node that reconnected
+    # about 20 times a second, its events never arriving (QA); now the broker says why first
+    server = broker_server("b")
+    url = f"tcp://127.0.0.1:{server.port}"
+    first = eventpy.connect(url, name="twin")
+    with pytest.raises(ConnectionError, match=r"the broker refused it: a node named 'twin' is already attached "
+                                              r"to broker b; give each node its own name"):
+        eventpy.connect(url, name="twin")
+    got = []
+    first.subscribe(eventpy.EventType("dup.N", n=int), "True", on_event=lambda ev: got.append(ev.n))
+    eventpy.drain(5)
+    first.publish(eventpy.EventType("dup.N", n=int), n=1)
+    eventpy.drain(5)
+    assert got == [1]

@@ -12,7 +12,7 @@ import os
 import secrets
 from typing import Any
 
-from ..messages import Auth, Hello
+from ..messages import Auth, Bye, Hello
 from ..wire import FrameDecoder, WireError, encode
 
 PROTOCOL = 1
@@ -21,6 +21,10 @@ _READ = 65536
 
 class ProtocolMismatch(WireError):
     """The peer's HELLO is of another protocol version."""
+
+
+class Refusal(WireError):
+    """The peer answered the HELLO with a BYE saying why it will not take this connection."""
 
 
 def secret_from_env() -> bytes | None:
@@ -70,6 +74,8 @@ async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
         msgs = decoder.feed(data)
         if msgs:
             first = msgs[0]
+            if isinstance(first, Bye):
+                raise Refusal(first.reason)
             if not isinstance(first, Hello):
                 raise WireError(f"a connection must open with a HELLO of protocol version {PROTOCOL}")
             if first.version != PROTOCOL:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..broker import Broker
-from ..messages import Hello, Pub
+from ..messages import Bye, Hello, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
 from ._handshake import PROTOCOL, _READ, _hello, authenticate, secret_from_env
 
@@ -194,6 +194,13 @@ class BrokerServer:
             hello, early = await _hello(reader, decoder)
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
             log.warning("%s: refused a connection: %s", self.broker.name, e)
+            writer.close()
+            return
+        if hello.node in self.links:  # said before our HELLO, so that the peer can tell the user why
+            log.warning("%s: refused %s %r: a link of that name is attached", self.broker.name, hello.role,
+                        hello.node)
+            writer.write(encode(Bye(f"a node named {hello.node!r} is already attached to broker "
+                                    f"{self.broker.name}; give each node its own name")))
             writer.close()
             return
         writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,

@@ -19,7 +19,7 @@ from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
 from ..messages import Hello
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
-from ._handshake import PROTOCOL, _READ, ProtocolMismatch, _hello, authenticate, secret_from_env
+from ._handshake import PROTOCOL, _READ, ProtocolMismatch, Refusal, _hello, authenticate, secret_from_env
 
 log = logging.getLogger("eventpy.tcp")
 
@@ -118,6 +118,9 @@ class TcpOverlay:
         except ProtocolMismatch as e:
             writer.close()
             raise AttachError(str(e)) from None
+        except Refusal as e:
+            writer.close()
+            raise AttachError(f"the broker refused it: {e}") from None
         except WireError:  # e.g. an HTTP server's answer read as a frame length
             writer.close()
             raise AttachError("it is not an EventPy broker (it did not answer with a HELLO)") from None
