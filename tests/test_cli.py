@@ -176,6 +176,16 @@ def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_st
         assert not list((tmp_path / "run").glob("*.pid")) and not list((tmp_path / "run").glob("*.log"))
 
 
+def test_overlay_up_with_a_topology_file_refuses_a_flag_that_disagrees_with_it(tmp_path):
+    topo = tmp_path / "topo.toml"
+    topo.write_text('mode = "parametric"\n[brokers.b0]\nhost = "127.0.0.1"\nport = 7999\n')
+    out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--topology", str(topo), "--mode",
+                          "resub", "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and out.stderr == (f"eventpy overlay: {topo} sets mode = 'parametric' but --mode asks "
+                                                  "for 'resub'; change one of them\n"), out.stderr
+    assert not list((tmp_path / "run").glob("*.pid"))
+
+
 def test_overlay_down_and_status_where_there_is_no_overlay_say_so(tmp_path):
     for action in ("down", "status"):
         out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", action, "--run-dir",

@@ -154,8 +154,10 @@ async def _serve_until_signalled(server: BrokerServer) -> None:
     await server.run()
 
 
-def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str,
-               matcher: str, summary: str, timeout: float = 20.0) -> int:
+def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str | None,
+               matcher: str | None, summary: str | None, timeout: float = 20.0) -> int:
+    """Start the brokers. `mode`, `matcher`, `summary`: None for the topology file's choice (or
+    the defaults); one that a topology file sets otherwise is refused, not ignored."""
     run_dir.mkdir(parents=True, exist_ok=True)
     pid_files = list(run_dir.glob("*.pid"))
     if any(_alive(f) for f in pid_files):
@@ -166,9 +168,18 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
     if pid_files:
         print(f"overlay up: removed {len(pid_files)} pid file(s) of brokers no longer running")
     config = run_dir / "overlay.toml"
+    chosen = {"mode": mode, "matcher": matcher, "summary": summary}
     if topology.endswith(".toml"):
-        read_config(Path(topology))  # refuses cycles and mistakes before starting anything
-        config.write_text(Path(topology).read_text())
+        given = read_config(Path(topology))  # refuses cycles and mistakes before starting anything
+        added = []
+        for key, value in chosen.items():
+            if value is not None and key in given and given[key] != value:
+                print(f"eventpy overlay: {topology} sets {key} = {given[key]!r} but --{key} asks for "
+                      f"{value!r}; change one of them", file=sys.stderr)
+                return 1
+            if value is not None and key not in given:
+                added.append(f'{key} = "{value}"')  # top-level keys: before the file's first table
+        config.write_text("".join(f"{line}\n" for line in added) + Path(topology).read_text())
     else:
         if not 1 <= port <= 65535 - max(brokers - 1, 0):
             print(f"eventpy overlay: ports {port}..{port + brokers - 1} are not all between 1 and 65535",
@@ -183,7 +194,7 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         except TopologyError as e:
             print(f"eventpy overlay: {e}", file=sys.stderr)
             return 1
-        write_config(config, topo, host, port, mode, matcher, summary)
+        write_config(config, topo, host, port, mode or "parametric", matcher or "fastint", summary or "attribute")
     cfg = read_config(config)
     taken = _unavailable(cfg["brokers"])
     if taken:
