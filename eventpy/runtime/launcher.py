@@ -132,6 +132,10 @@ def run_broker(config: Path, name: str) -> int:
     server = BrokerServer(broker, me.get("host", "127.0.0.1"), int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
     tune_gc_for_server()
+    # beside the configuration, as `overlay up` writes it: a broker restarted by hand is then seen
+    # by `overlay status` and stopped by `overlay down`
+    pid_file = config.parent / f"{name}.pid"
+    pid_file.write_text(str(os.getpid()))
     try:
         asyncio.run(_serve_until_signalled(server))
     except KeyboardInterrupt:  # Ctrl-C before the loop's handler was in place
@@ -139,6 +143,8 @@ def run_broker(config: Path, name: str) -> int:
     except OSError as e:  # at start: the address is taken or not this machine's
         print(f"{config}: broker {name} cannot listen on {server.host}:{server.port}: {e.strerror or e}",
               file=sys.stderr)
+        if pid_file.read_text() == str(os.getpid()):
+            pid_file.unlink(missing_ok=True)
         return 1
     return 0
 

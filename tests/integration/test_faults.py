@@ -30,7 +30,6 @@ def restart(run_dir: Path, name: str, env: dict, cwd: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "eventpy", "broker", "--config", str(run_dir / "overlay.toml"),
                              "--id", name], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                             start_new_session=True)
-    pid_file.write_text(str(proc.pid))
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         statuses = {}
@@ -41,6 +40,8 @@ def restart(run_dir: Path, name: str, env: dict, cwd: Path) -> None:
                 pass
         if len(statuses) == 3 and all(s.get("ready") for s in statuses.values()) and \
                 statuses[name]["pid"] == proc.pid:
+            # the broker wrote its pid file itself: `overlay status` and `overlay down` see it
+            assert pid_file.read_text() == str(proc.pid)
             return
         time.sleep(0.1)
     raise AssertionError(f"{name} did not rejoin the overlay")
