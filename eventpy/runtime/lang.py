@@ -90,7 +90,17 @@ class EventMethod:
         self.__name__ = func.__name__
 
     def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., None]:
-        return self.publish
+        caller = self.__dict__.get("_caller")
+        if caller is None:  # what `Class.m` is: it publishes, and help() shows the method's own text
+            def caller(*args: Any, **kwargs: Any) -> None:
+                self.publish(*args, **kwargs)
+
+            for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+                setattr(caller, attr, getattr(self.func, attr, None))
+            caller.__signature__ = self.signature  # type: ignore[attr-defined]
+            caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
+            self._caller = caller
+        return caller
 
     def publish(self, *args: Any, **kwargs: Any) -> None:
         try:

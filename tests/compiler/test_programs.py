@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import inspect
 import subprocess
 import sys
 import textwrap
@@ -261,6 +262,13 @@ def test_publishing_checks_types():
         ns["Monitor"].quote("IBM", "cheap")
     with pytest.raises(TypeError, match="prog.Monitor.quote"):
         ns["Monitor"].quote("IBM")
+
+
+def test_an_event_method_shows_its_own_name_signature_and_docstring():
+    ns = load(MONITOR.replace("self.got.append(price)", '"""A quote of a firm."""\n            self.got.append(price)'))
+    quote = ns["Monitor"].quote
+    assert quote.__doc__ == "A quote of a firm." and quote.__qualname__ == "Monitor.quote"
+    assert str(inspect.signature(quote)) == "(firm, price)"
 
 
 def test_a_field_value_the_guard_cannot_compare_is_refused_when_the_object_is_made():
