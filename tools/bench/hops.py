@@ -183,6 +183,8 @@ def subscriber(n: int, how: str) -> tuple[Callable[[], None], Callable[[], None]
                     for st, ev in core.receive(msg):
                         if passes(st, ev):
                             st.on_event(ev)
+            if len(got) != n:  # a filter that dropped events would look fast
+                raise RuntimeError(f"subscriber ({how}): {len(got)} of {n} events delivered")
         else:
             for data in chunks:
                 receive_read(node, dec, data)  # as the client's reader does

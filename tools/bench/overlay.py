@@ -234,18 +234,19 @@ def main() -> int:
     o = sorted(overlays, key=lambda x: x["events_per_s"])[len(overlays) // 2]
     r = sorted(relays, key=lambda x: x["events_per_s"])[len(relays) // 2]
     relay = r["events_per_s"]
-    row = {"brokers": 3, **o, "relay_events_per_s": relay, "ratio": round(o["events_per_s"] / relay, 2),
+    ratio = o["events_per_s"] / relay  # compared unrounded: 0.4951 is below 0.5
+    row = {"brokers": 3, **o, "relay_events_per_s": relay, "ratio": round(ratio, 3),
            "relay_p50_ms": r["p50_ms"], "relay_p99_ms": r["p99_ms"], "repeats": len(overlays),
            "overlay_runs": [x["events_per_s"] for x in overlays], "relay_runs": [x["events_per_s"] for x in relays]}
     check = {"check": "overlay events/s >= 50% of the relay", "target": ">= 0.5", "measured": row["ratio"],
-             "result": "PASS" if row["ratio"] >= 0.5 else "FAIL"}
+             "result": "PASS" if ratio >= 0.5 else "FAIL"}
     if args.json:
         print(json.dumps(row))
         print(json.dumps(check))
     else:
         for k, v in row.items():
             print(f"{k:>20}: {v}")
-        print(f"{check['check']}: {row['ratio']:.2f} -> {check['result']}")
+        print(f"{check['check']}: {ratio:.3f} -> {check['result']}")
     return 0
 
 
