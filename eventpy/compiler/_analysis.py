@@ -154,6 +154,9 @@ class Analysis:
                         for f in _self_targets(t):
                             owner.fields.add(f)
                             owner.sources.setdefault(f, []).append((src, how))
+                        if direct and isinstance(t, ast.Name):  # a class-level default, as the runtime takes it
+                            owner.fields.add(t.id)
+                            owner.sources.setdefault(t.id, []).append((None, ""))
                 elif isinstance(child, ast.AugAssign):
                     for f in _self_targets(child.target):
                         owner.fields.add(f)

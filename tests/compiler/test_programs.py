@@ -361,6 +361,24 @@ def test_set_members_that_could_never_match_are_refused_before_they_are_stored()
     assert w.got == ["A", "B"]
 
 
+def test_a_plain_class_level_default_is_a_field_the_guard_can_read():
+    ns = load('''
+        class Watch:
+            symbols = {"IBM"}  # no annotation, as in ordinary Python
+
+            def __init__(self):
+                self.got = []
+
+            event def quote(self, sym: str) when sym in self.symbols:
+                self.got.append(sym)
+    ''')  # was "reads self.symbols, which no method of Watch assigns"
+    w = ns["Watch"]()
+    for sym in ("IBM", "HP"):
+        ns["Watch"].quote(sym)
+    eventpy.drain(5.0)
+    assert w.got == ["IBM"]
+
+
 def test_last_of_a_local_set_is_the_released_snapshot():
     ns = load('''
         class Watch:
