@@ -136,6 +136,10 @@ class Analysis:
                         if child.lineno in self.lowered.locals:
                             owner.locals.append(name)
                             self.declared.add(child.lineno)
+                            if child.value is None:  # the guard reads the released copy from the start
+                                self.error(f"local field {name} needs a default, e.g. `local {name}: "
+                                           f"{ast.unparse(ann)} = ...`: a guard sees its released value "
+                                           "from the start, before any `release`", child)
                     else:
                         ann = child.annotation
                         t = _annotated(ann)

@@ -45,6 +45,7 @@ def diag(text: str) -> CompileError:
     ('price: float)', 'price: float, *more)', 6, "more", "remove *more"),
     ('firm: str, price: float)', 'fïrm: str, price)', 6, "price)", "'price' has no annotation"),
     ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
+    ("class M:", "class M:\n    local probe: float", 2, "probe", "local field probe needs a default"),
     ('class M:', '@dataclasses.dataclass(eq=False)\nclass M:', 1, "dataclasses", "cannot be a @dataclass"),
     ('firm == "IBM"', 'firm in ["IBM", "HP"]', 6, '[', 'takes a set literal {...} or a set-valued field'),
     ('firm == "IBM"', 'firm in ("IBM", "HP")', 6, ', "HP")', 'takes a set literal {...} or a set-valued field'),
