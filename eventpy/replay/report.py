@@ -185,13 +185,18 @@ def plot(config: Config, rows: list[dict], out: Path) -> list[str]:
                 ("update_rate", "subscribers", top, f"{top} subscribers"),
                 ("subscribers", "update_rate", config.subscribers_rate,
                  f"{config.subscribers_rate:g} updates/s"))):
-            for mode in sorted({r["mode"] for r in rows}):
+            for k, mode in enumerate(sorted({r["mode"] for r in rows})):
                 for matcher in config.matchers:
                     pts = sorted((r[x], r[metric]) for r in rows
                                  if r["mode"] == mode and r["matcher"] == matcher and r[fixed] == value)
-                    if pts:
-                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                    if pts:  # where the modes coincide, the later line must not hide the earlier one
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="os^D"[k % 4],
+                                linestyle=("-", "--", ":", "-.")[k % 4], markerfacecolor="none" if k else None,
+                                markersize=7 - 2 * (k % 2), alpha=0.85,
                                 label=f"{mode}" + (f" ({matcher})" if len(config.matchers) > 1 else ""))
+            if len({r[x] for r in rows if r[fixed] == value}) == 1:  # one point: an axis around it
+                only = next(r[x] for r in rows if r[fixed] == value)
+                ax.set_xlim(only - max(1.0, abs(only) * 0.5), only + max(1.0, abs(only) * 0.5))
             ax.set_xlabel("updates per second" if x == "update_rate" else "subscribers")
             ax.set_ylabel(unit)
             ax.set_title(title, fontsize=9)
