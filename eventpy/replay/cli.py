@@ -100,7 +100,8 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     report = write_report(config, rows, Path(out), command=command, master=where["master"],
                           wall=time.perf_counter() - started, brokers=brokers)
     console.print(_summary(rows))
-    console.print(f"report: {report}  ({time.perf_counter() - started:.0f} s)")
+    # the one line --quiet keeps: where the results are
+    print(f"report: {report}  ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return 0
 
 
