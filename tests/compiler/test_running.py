@@ -1,0 +1,191 @@
+"""Compiled programs run as Python runs its own: from files and imports, in the file's encoding,
+with tracebacks that name the .epy lines and columns."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import eventpy
+
+from _programs import MONITOR, load  # tests/compiler/_programs.py
+
+pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
+
+
+def test_traceback_names_the_epy_file_and_line(tmp_path):
+    prog = tmp_path / "boom.epy"
+    prog.write_text(textwrap.dedent('''
+        class A:
+            event def e(self, x: int):
+                pass
+
+        def fail():
+            raise RuntimeError("from line 7")
+
+        fail()
+    ''').lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog)], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert f'File "{prog}", line 6, in fail' in out.stderr
+
+
+def test_traceback_carets_point_into_the_epy_line_on_a_rewritten_line(tmp_path):
+    prog = tmp_path / "carets.epy"
+    prog.write_text(textwrap.dedent('''
+        class M:
+            def __init__(self):
+                self.limit = 1.0
+                self.zero = 0.0
+
+            event def q(self, px: float) when px < self.limit:
+                pass
+
+            def spoil(self, px: float):
+                self.limit = self.limit + px / self.zero
+
+        M().spoil(0.5)
+    ''').lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog)], capture_output=True, text=True)
+    # the store is rewritten as `with __eventpy__.assigning(self, "limit"): self.limit = ...`;
+    # the carets were drawn with its columns, past the end of the line shown
+    lines = out.stderr.splitlines()
+    shown = lines.index("    self.limit = self.limit + px / self.zero")
+    assert lines[shown + 1] == "                              ~~~^~~~~~~~~~~", out.stderr
+
+
+@pytest.mark.parametrize("program", [
+    '''
+    def make():
+        class A:
+            def __init__(self):
+                self.got = []
+            event def q(self, px: float) when px < 1.0:
+                self.got.append(("A", px))
+        return A
+
+    class B:
+        def __init__(self):
+            self.got = []
+        event def q(self, px: float) when px < 1.0:
+            self.got.append(("B", px))
+    ''',
+    '''
+    class B:
+        def __init__(self):
+            self.got = []
+        event def q(self, px: float) when px < 1.0:
+            self.got.append(("B", px))
+        class A:
+            def __init__(self):
+                self.got = []
+            event def q(self, px: float) when px < 1.0:
+                self.got.append(("A", px))
+            def nudge(self):
+                self.got.append("nudged")
+
+    def make():
+        return B.A
+    ''',
+])
+def test_without_an_import_line_every_event_class_sees_the_runtime(program):
+    # the first line is a compound statement: no line before it can take the import
+    ns = load(textwrap.dedent(program).lstrip("\n"))
+    A, B = ns["make"](), ns["B"]
+    a, b = A(), B()
+    A.q(0.5)
+    B.q(0.5)
+    eventpy.drain(5.0)
+    assert a.got == [("A", 0.5)] and b.got == [("B", 0.5)]
+
+
+def test_release_of_several_fields_releases_each():
+    ns = load('''
+    class Box:
+        local x: float = 0.0
+        local y: float = 0.0
+
+        def __init__(self):
+            self.got = []
+
+        event def hit(self, px: float) when px < self.x + self.y:
+            self.got.append(px)
+
+        def move(self):
+            self.x, self.y = 5.0, 5.0
+            release self.x, self.y
+    ''')
+    b = ns["Box"]()
+    b.move()
+    eventpy.drain(5.0)
+    ns["Box"].hit(7.0)  # below x + y only when both were released
+    eventpy.drain(5.0)
+    assert b.got == [7.0]
+
+
+def test_an_edited_epy_is_imported_instead_of_the_older_py_eventpyc_wrote(tmp_path):
+    market = tmp_path / "market.epy"
+    market.write_text(textwrap.dedent(MONITOR).replace("append(price)", "append(('v1', price))"))
+    cli = subprocess.run([sys.executable, "-m", "eventpy.compiler.cli", str(market)], capture_output=True, text=True)
+    assert cli.returncode == 0 and (tmp_path / "market.py").exists(), cli.stderr
+    market.write_text(market.read_text().replace("'v1'", "'v2'"))  # edited after eventpyc ran
+    py_time = (tmp_path / "market.py").stat().st_mtime
+    os.utime(market, (py_time + 5, py_time + 5))
+    (tmp_path / "main.epy").write_text(textwrap.dedent('''
+        import eventpy
+        from market import Monitor
+        m = Monitor(10.0)
+        Monitor.quote("IBM", 1.0)
+        eventpy.drain(5.0)
+        print(m.got)
+    '''))
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", "main.epy"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert out.stdout.strip() == "[('v2', 1.0)]", out.stdout + out.stderr
+    assert f"{tmp_path / 'market.py'}: warning: older than market.epy" in out.stderr
+
+
+@pytest.mark.parametrize("head, encoding", [("", "utf-8-sig"), ("# -*- coding: latin-1 -*-\n", "latin-1")])
+def test_sources_are_read_in_the_encoding_python_would_use(tmp_path, head, encoding):
+    prog = tmp_path / "cafe.epy"
+    prog.write_bytes((head + textwrap.dedent('''
+        import eventpy
+        class M:
+            def __init__(self):
+                self.got = []
+            event def q(self, s: str) when s == "café":
+                self.got.append(s)
+        m = M()
+        M.q("café")
+        eventpy.drain(5.0)
+        print(m.got == ["café"])
+    ''')).encode(encoding))
+    for run in (["-m", "eventpy", "run", str(prog)], ["-m", "eventpy.compiler.cli", str(prog)],
+                [str(tmp_path / "cafe.py")]):
+        out = subprocess.run([sys.executable, *run], capture_output=True, text=True)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert out.stdout == "True\n"  # the .py eventpyc wrote, run by Python, in the source's encoding
+
+
+def test_guards_take_comments_and_identifiers_in_any_script():
+    ns = load('''
+    class Würfel:
+        def __init__(self):
+            self.größe = 3.0
+            self.got = []
+
+        event def wurf(self, höhe: float,
+                       name: str) when (höhe < self.größe  # a comment, as Python allows
+                                        and name != "é"):
+            self.got.append(höhe)
+    ''')
+    w, W = ns["Würfel"](), ns["Würfel"]
+    W.wurf(1.0, "a")
+    W.wurf(5.0, "a")
+    W.wurf(1.0, "é")
+    eventpy.drain(5.0)
+    assert w.got == [1.0]
