@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import inspect
 import threading
+import types
 from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
@@ -89,7 +90,12 @@ class EventMethod:
         self.__doc__ = func.__doc__
         self.__name__ = func.__name__
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., None]:
+    def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., Any]:
+        if obj is not None and type(obj) is not self.owner:
+            # a base's event method reached from an object of a subclass: every subclass has its
+            # own, so this is `super().m(...)` in an override, which runs the base's body, as in
+            # Python (publishing would reach the object again, through its base's type, for ever)
+            return types.MethodType(self.func, obj)
         caller = self.__dict__.get("_caller")
         if caller is None:  # what `Class.m` is: it publishes, and help() shows the method's own text
             def caller(*args: Any, **kwargs: Any) -> None:
@@ -251,12 +257,18 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
     for name, bases in inherited.items():
         if name not in events:
             # the method resolution order picks the body and guard
-            nearest = next(k.__dict__[name] for k in cls.__mro__ if name in k.__dict__)
+            where = next(k for k in cls.__mro__ if name in k.__dict__)
+            nearest = where.__dict__[name]
             if not isinstance(nearest, EventMethod):  # a plain method over an event method
                 what = "a plain method" if callable(nearest) else f"the value {nearest!r}"
-                raise TypeError(f"{cls.__qualname__}.{name} overrides the event method "
-                                f"{bases[0].owner.__qualname__}.{name} with {what}; "
-                                f"declare it `event def {name}(...) when ...:` to override it")
+                base = bases[0].owner.__qualname__
+                if where is cls:
+                    raise TypeError(f"{cls.__qualname__}.{name} overrides the event method {base}.{name} with "
+                                    f"{what}; declare it `event def {name}(...) when ...:` to override it")
+                order = ", ".join(k.__qualname__ for k in cls.__mro__[:-2])
+                raise TypeError(f"{cls.__qualname__}.{name} is {what} of {where.__qualname__}, which hides the event "
+                                f"method {base}.{name} (method resolution order: {order}); put {base} before "
+                                f"{where.__qualname__} among the bases of {cls.__qualname__}, or rename one of them")
             events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations, nearest.origin)
         mine = events[name]
         for m in bases:

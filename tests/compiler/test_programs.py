@@ -114,6 +114,49 @@ def test_an_event_reaches_the_instances_of_its_class_and_subclasses_only():
     assert e.got[3:] == [("base", -1.0)]
 
 
+def test_super_in_an_overriding_event_method_runs_the_base_body_once():
+    ns = load('''
+        class Base:
+            def __init__(self):
+                self.limit = 10.0
+                self.seen = []
+
+            event def quote(self, price: float) when price < self.limit:
+                self.seen.append(("base body", price))
+
+        class Mid(Base):
+            event def quote(self, price: float) when price < self.limit:
+                self.seen.append(("mid", price))
+                super().quote(price)
+    ''')
+    b, m = ns["Base"](), ns["Mid"]()
+    ns["Mid"].quote(1.0)
+    eventpy.drain(5.0)
+    eventpy.drain(5.0)  # before, super().quote published again, reached m through Base's type, for ever
+    assert m.seen == [("mid", 1.0), ("base body", 1.0)] and b.seen == []
+    assert eventpy.stats()["published"] == 1
+
+
+def test_a_plain_method_of_a_mixin_that_hides_an_event_method_is_named():
+    with pytest.raises(TypeError, match=r"B.quote is a plain method of Mixin, which hides the event method "
+                                        r"Base.quote \(method resolution order: B, Mixin, Base\); put Base before"):
+        load('''
+            class Base:
+                def __init__(self):
+                    self.limit = 1.0
+
+                event def quote(self, price: float) when price < self.limit:
+                    pass
+
+            class Mixin:
+                def quote(self, price):
+                    pass
+
+            class B(Mixin, Base):
+                pass
+        ''')
+
+
 def test_classes_made_by_one_factory_do_not_share_events():
     ns = load('''
     def make(kind):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import secrets
 import time
 from collections import Counter, deque
 from typing import Any, Callable, Mapping
@@ -74,6 +75,10 @@ class ClientCore:
         self._sids = itertools.count(1)
         self._seq = itertools.count(1)
         self._tokens = itertools.count(1)
+        # in the barrier's tokens beside the name: two nodes given one name on different brokers
+        # (a broker refuses only a second one of its own) must not look like one flush seen twice,
+        # which a broker reports as a cycle; fixed width, so a message's size does not vary with it
+        self._nonce = secrets.randbits(30) | (1 << 30)
         self._stats: Counter = Counter()
         self.n_published = self.n_received = 0  # per event: plain ints, folded into `stats`
         self.acked: dict[tuple, str] = {}  # AckReq token -> brokers that failed ("" if none)
@@ -253,12 +258,12 @@ class ClientCore:
     def request_ack(self, budget: float) -> tuple:
         """Ask for a cascading acknowledgement (000 §9.3) of every subscription change sent so
         far; the Ack comes back through `receive` and lands in `acked`."""
-        token = (self.name, "ack", next(self._tokens))
+        token = (self.name, self._nonce, "ack", next(self._tokens))
         self.outbox.append(AckReq(token, budget))
         return token
 
     def flush(self) -> tuple:
-        token = (self.name, next(self._tokens))
+        token = (self.name, self._nonce, next(self._tokens))
         self.outbox.append(Flush(token))
         return token
 

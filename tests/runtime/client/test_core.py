@@ -197,3 +197,11 @@ def test_receive_one_sid_fast_path_agrees_with_the_general_path():
         assert [s for s, _ in one] == ([live] if sid & ((1 << 32) - 1) == first else [])
 
     check()
+
+
+def test_two_nodes_of_one_name_make_different_barrier_tokens():
+    # a broker refuses a second node of a name attached to it, not one on another broker: their
+    # drains' flushes must not look like one flush seen twice (reported as a cycle, drain lost)
+    a, b = ClientCore("alice"), ClientCore("alice")
+    assert a.flush() != b.flush() and a.request_ack(1.0) != b.request_ack(1.0)
+    assert a.flush()[0] == "alice"  # the name stays first: logs and errors show whose it is
