@@ -331,6 +331,8 @@ class Broker:
 
     # -- propagate (Fig. 6 lines 39-47) -------------------------------------------------------------
     def _propagate(self, ts: _TypeState, out: Sends) -> None:
+        if ts.upstream:
+            ts.summary.settle()  # the version read below is then the one the summaries are for
         for link in ts.upstream:
             version = ts.summary.version
             if ts.seen.get(link) == version:

@@ -152,3 +152,17 @@ def test_many_bound_moves_compact_the_heaps():
             for neighbor in ("up1", "up2", "c0"):
                 assert summary.summary_for(neighbor) == [reference(entries, neighbor)]
     assert len(summary.lo["x"].heap) <= 2 * len(names) + 32 + 1
+
+
+def test_a_link_with_many_entries_is_aggregated_once_per_read_not_once_per_entry():
+    # one process making thousands of subscriptions is one link: a pass over its entries at each
+    # new one was quadratic (4,000 subscriptions of one process: 12 s to install, now 0.75 s)
+    summary = AttributeSummary(T)
+    passes = []
+    refresh = summary._refresh
+    summary._refresh = lambda link: (passes.append(link), refresh(link))[1]
+    summary.set_entry("up1", ("up1", 0), {"x": Interval(0.0, True, 1.0, True)})
+    for k in range(200):
+        summary.set_entry("c1", ("c1", k), {"x": Interval(float(k), True, float(k) + 1, True)})
+    assert summary.summary_for("up1") == [{"x": Interval(0.0, True, 200.0, True)}]
+    assert sorted(passes) == ["c1", "up1"]
