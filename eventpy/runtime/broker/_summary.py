@@ -72,8 +72,8 @@ class _Heap:
             heappush(heap, item)
 
 
-def _aggregate(filters: list[Filter]) -> dict[str, Constraint] | None:
-    acc: dict[str, Constraint] | None = None
+def _aggregate(filters: list[Filter], acc: dict[str, Constraint] | None = None) -> dict[str, Constraint] | None:
+    """The LUB of `acc` (None: nothing yet) and the filters, those with an empty constraint left out."""
     for f in filters:
         if any(c.is_empty() for c in f.values()):
             continue
@@ -93,7 +93,8 @@ class AttributeSummary:
         self.hi: dict[str, _Heap] = {}  # items (-hi, 0 if closed else 1, tick, link)
         self._tick = count()
         self._cache: dict[Link, dict[str, Constraint | None]] = {}  # neighbor -> attr -> LUB
-        self._dirty: set[Link] = set()  # links whose aggregate waits for the next read
+        self._dirty: set[Link] = set()  # links whose aggregate is recomputed at the next read
+        self._added: dict[Link, list] = {}  # links that only gained entries since: their keys
         self.version = 0  # bumped whenever a summary may have changed
         self.inc: dict[str, Counter] = {}
         self.exc: dict[str, dict[Link, frozenset]] = {}
@@ -113,9 +114,13 @@ class AttributeSummary:
         entries = self.entries.setdefault(link, {})
         if flt is None:
             entries.pop(key, None)
+            self._dirty.add(link)  # the aggregate may shrink: recomputed over the link's entries
         else:
+            if key in entries:
+                self._dirty.add(link)
+            elif link not in self._dirty:  # only grows: the new entries join the aggregate
+                self._added.setdefault(link, []).append(key)
             entries[key] = flt
-        self._dirty.add(link)
         self.version += 1
 
     def drop_link(self, link: Link) -> None:
@@ -124,13 +129,26 @@ class AttributeSummary:
         self.version += 1
 
     def settle(self) -> None:
-        """Bring the aggregates of the links changed since the last read up to date."""
+        """Bring the aggregates of the links changed since the last read up to date: a pass over
+        the entries of a link that lost or replaced one, the new entries alone for one that only
+        gained some (so a broker that reads its summaries at every SUB stays linear too)."""
         while self._dirty:
-            self._refresh(self._dirty.pop())
+            link = self._dirty.pop()
+            self._added.pop(link, None)
+            self._refresh(link)
+        while self._added:
+            link, keys = self._added.popitem()
+            entries = self.entries.get(link) or {}
+            old = self.aggs.get(link)
+            new = _aggregate([entries[k] for k in keys if k in entries], dict(old) if old is not None else None)
+            self._refresh(link, new)
 
-    def _refresh(self, link: Link) -> None:
+    def _refresh(self, link: Link, new: Any = _MISSING) -> None:
+        """Install the link's aggregate (`new`, or the LUB of all its entries) and move the bounds
+        and the cached LUBs it changes."""
         entries = self.entries.get(link)
-        new = _aggregate(list(entries.values())) if entries else None
+        if new is _MISSING:
+            new = _aggregate(list(entries.values())) if entries else None
         old = self.aggs.get(link)
         if new == old:
             return
@@ -163,7 +181,8 @@ class AttributeSummary:
             flt.pop(attr, None)
         else:
             flt[attr] = c
-        if link in self._dirty:
+        if link in self._dirty or link in self._added:
+            self._dirty.add(link)
             self.version += 1
             return  # its aggregate is recomputed at the next read anyway
         agg = self.aggs.get(link)

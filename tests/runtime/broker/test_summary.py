@@ -52,6 +52,22 @@ def test_attribute_summary_is_the_lub_of_the_other_links(ops):
             assert got == ([] if want is None else [want]), (neighbor, entries)
 
 
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(links, st.integers(0, 3), st.one_of(st.none(), filters)), min_size=1, max_size=40),
+       st.integers(1, 6))
+def test_the_summary_is_exact_when_it_is_read_only_now_and_then(ops, every):
+    # changes pile up between reads (the aggregates are brought up to date when read): grown
+    # links and shrunk ones alike
+    summary = AttributeSummary(T)
+    entries: dict = {}
+    for i, (link, k, flt) in enumerate(ops, 1):
+        apply(summary, entries, link, k, flt)
+        if i % every == 0 or i == len(ops):
+            for neighbor in ("up1", "up2"):
+                want = reference(entries, neighbor)
+                assert summary.summary_for(neighbor) == ([] if want is None else [want]), (neighbor, entries)
+
+
 @settings(max_examples=200, deadline=None)
 @given(ops)
 def test_poset_summary_covers_every_other_entry(ops):
@@ -160,7 +176,7 @@ def test_a_link_with_many_entries_is_aggregated_once_per_read_not_once_per_entry
     summary = AttributeSummary(T)
     passes = []
     refresh = summary._refresh
-    summary._refresh = lambda link: (passes.append(link), refresh(link))[1]
+    summary._refresh = lambda link, *new: (passes.append(link), refresh(link, *new))[1]
     summary.set_entry("up1", ("up1", 0), {"x": Interval(0.0, True, 1.0, True)})
     for k in range(200):
         summary.set_entry("c1", ("c1", k), {"x": Interval(float(k), True, float(k) + 1, True)})
