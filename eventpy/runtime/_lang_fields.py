@@ -94,15 +94,17 @@ def _publish_field(obj: Any, field: str, value: Any) -> None:
             sub.update(**{field: _frozen(value)})
 
 
-def _check_field(obj: Any, field: str, value: Any) -> None:
+def _check_field(obj: Any, field: str, value: Any, shown: Any = None) -> None:
     """Refuse a value a subscription reading `field` would refuse, before it is stored: a
-    refused store leaves the object as it was (the field and the subscriptions agree)."""
+    refused store leaves the object as it was (the field and the subscriptions agree). `shown`:
+    the value as the program wrote it, for the message."""
     for sub, fields in _state(obj).subs:
         if field in fields and not sub.closed:
             try:
                 sub.check(**{field: value})
             except TypeError as e:
-                raise TypeError(f"{type(obj).__qualname__}.{field} = {value!r} refused: {e} (read by the "
+                written = value if shown is None else shown
+                raise TypeError(f"{type(obj).__qualname__}.{field} = {written!r} refused: {e} (read by the "
                                 f"guard of {sub.event_type.name})") from None
 
 
@@ -126,13 +128,14 @@ class GuardField:
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
 
     def __set__(self, obj: Any, value: Any) -> None:
+        written = value
         if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
         lock = st.lock(self.name)
         with lock:
             if not self.local:
-                _check_field(obj, self.name, _frozen(value))
+                _check_field(obj, self.name, _frozen(value), written)
             obj.__dict__[self.name] = value
             if self.local:
                 return  # the guard sees the released copy (Fig. 33)
