@@ -91,21 +91,20 @@ def _publish_field(obj: Any, field: str, value: Any) -> None:
     st = _state(obj)
     for sub, fields in st.subs:
         if field in fields and not sub.closed:
-            sub.update(**{field: _frozen(value)})
+            sub._apply({field: _frozen(value)})  # checked before it was stored (_check_field)
 
 
-def _check_field(obj: Any, field: str, value: Any, shown: Any = None) -> None:
+def _check_field(obj: Any, field: str, value: Any, written: str = "") -> None:
     """Refuse a value a subscription reading `field` would refuse, before it is stored: a
-    refused store leaves the object as it was (the field and the subscriptions agree). `shown`:
-    the value as the program wrote it, for the message."""
+    refused store leaves the object as it was (the field and the subscriptions agree).
+    `written`: what the program wrote, for the message (default `Class.field = value`)."""
     for sub, fields in _state(obj).subs:
         if field in fields and not sub.closed:
             try:
                 sub.check(**{field: value})
             except TypeError as e:
-                written = value if shown is None else shown
-                raise TypeError(f"{type(obj).__qualname__}.{field} = {written!r} refused: {e} (read by the "
-                                f"guard of {sub.event_type.name})") from None
+                what = written or f"{type(obj).__qualname__}.{field} = {value!r}"
+                raise TypeError(f"{what} refused: {e} (read by the guard of {sub.event_type.name})") from None
 
 
 def _frozen(value: Any) -> Any:
@@ -128,7 +127,7 @@ class GuardField:
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
 
     def __set__(self, obj: Any, value: Any) -> None:
-        written = value
+        written = f"{type(obj).__qualname__}.{self.name} = {value!r}"  # before it becomes an ObservedSet
         if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
@@ -174,11 +173,8 @@ def _mutator(name: str) -> Callable:
         if owner is not None and self._field not in getattr(type(owner), "__eventpy_locals__", ()):
             trial = set(self)  # refused before it happens, like a store (sets in guards are small)
             base(trial, *args)
-            try:
-                _check_field(owner, self._field, frozenset(trial))
-            except TypeError as e:
-                call = f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(repr, args))})"
-                raise TypeError(f"{call} refused: {str(e).partition(' refused: ')[2]}") from None
+            _check_field(owner, self._field, frozenset(trial),
+                         f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(repr, args))})")
         result = base(self, *args)
         self._changed()
         return self if name.startswith("__i") else result
@@ -230,7 +226,7 @@ def release(obj: Any, field: str) -> None:
     st = _state(obj)
     with st.lock(field):
         value = obj.__dict__[field]
-        _check_field(obj, field, _frozen(value))
+        _check_field(obj, field, _frozen(value), f"release self.{field} (= {value!r})")
         st.released[field] = _frozen(value)  # a snapshot: later local changes of a set stay local
         _publish_field(obj, field, value)
 

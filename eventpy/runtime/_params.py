@@ -19,6 +19,9 @@ def param_kind(v: Any) -> str:
     raise TypeError(f"parameter values must be int, float, str, bool or a set, got {type(v).__name__}")
 
 
+KIND_OF_TYPE = {int: "num", float: "num", str: "str", bool: "bool", set: "set", frozenset: "set"}  # annotations
+
+
 def param_type(v: Any) -> type:
     return {"bool": bool, "num": float, "str": str, "set": frozenset}[param_kind(v)]
 

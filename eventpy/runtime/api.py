@@ -82,6 +82,10 @@ class Subscription:
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
         self.check(**params)
+        self._apply(params)
+
+    def _apply(self, params: Mapping[str, Any]) -> None:
+        """`update` of parameters already checked (the language checks a field before storing it)."""
         frozen = {k: freeze(v) for k, v in params.items()}
         self._node._local.send(lambda core: core.update(self._state, frozen))
         if self._state.monitor is not None:
@@ -150,6 +154,8 @@ class Node:
             raise TypeError("on_event must be callable")
         env = {k: freeze(v) for k, v in (params or {}).items()}
         plan = compile_guard(guard, etype, {k: param_type(v) for k, v in env.items()})
+        for k, v in env.items():  # (the language checks its fields so before it subscribes)
+            check_members(plan, k, v)
         return self._subscribe_plan(etype, plan, env, on_event, rum=rum)
 
     def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
@@ -157,8 +163,6 @@ class Node:
                         rum: Any = None) -> Subscription:
         """Subscribe with a compiled guard (used by code generated from .epy)."""
         env = {k: freeze(v) for k, v in env.items()}
-        for k, v in env.items():
-            check_members(plan, k, v)
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
 from ._lang_fields import FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, subscriptions_of
-from ._params import check_members, param_kind, param_type
+from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
@@ -73,11 +73,10 @@ class EventMethod:
     """`Class.method(...)` publishes; the function body runs on delivery."""
 
     def __init__(self, func: Callable, etype: EventType, guard: When, plan: Any, owner: type,
-                 field_types: dict[str, type] | None = None, origin: type | None = None) -> None:
+                 field_types: dict[str, type] | None = None) -> None:
         self.func = func
         self.etype = etype  # what `owner.method(...)` publishes
         self.listens = [etype]  # what an instance subscribes to: this type and its bases' ones
-        self.origin = origin or owner  # the class whose `event def` this is
         self.guard = guard
         self.plan = plan
         self.owner = owner
@@ -122,7 +121,8 @@ class EventMethod:
         the guard compares a price would otherwise make a subscription that never matches."""
 
         for f, t in self.field_types.items():
-            if param_kind(env[f]) != _KIND_OF.get(t, param_kind(env[f])):
+            kind = param_kind(env[f])
+            if kind != KIND_OF_TYPE.get(t, kind):
                 raise TypeError(f"{self.etype.name}: the guard reads self.{f}, declared {t.__name__}, "
                                 f"but it is {env[f]!r}")
         for f, v in env.items():
@@ -131,22 +131,22 @@ class EventMethod:
         undeclared = self._undeclared
         if not undeclared:
             return
-        types = []
+        found = []
         for f in undeclared:
             try:
-                types.append(param_type(env[f]))
+                found.append(param_type(env[f]))
             except TypeError:
                 raise TypeError(f"{self.etype.name}: the guard reads self.{f}, which is {env[f]!r}; a field "
                                 "a guard reads must be an int, float, str, bool or a set") from None
-        if tuple(types) in self._checked:
+        if tuple(found) in self._checked:
             return
         try:
-            compile_guard(self.guard.source, self.etype, {**self.field_types, **dict(zip(undeclared, types))},
+            compile_guard(self.guard.source, self.etype, {**self.field_types, **dict(zip(undeclared, found))},
                           mode="epy")
         except GuardError as e:
             values = ", ".join(f"self.{f} = {env[f]!r}" for f in undeclared)
             raise TypeError(f"{self.etype.name}: {e.message} (with {values})") from None
-        self._checked.add(tuple(types))
+        self._checked.add(tuple(found))
 
     def deliver(self, obj: Any) -> Callable[[Any], None]:
         func = self.func
@@ -218,7 +218,6 @@ class EventObject:
 
 _NOTHING = object()
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
-_KIND_OF = {int: "num", float: "num", str: "str", bool: "bool", set: "set", frozenset: "set"}
 
 
 def _marker(value: Any) -> When | None:
@@ -269,7 +268,7 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
                 raise TypeError(f"{cls.__qualname__}.{name} is {what} of {where.__qualname__}, which hides the event "
                                 f"method {base}.{name} (method resolution order: {order}); put {base} before "
                                 f"{where.__qualname__} among the bases of {cls.__qualname__}, or rename one of them")
-            events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations, nearest.origin)
+            events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations)
         mine = events[name]
         for m in bases:
             if m.etype.schema != mine.etype.schema:
@@ -299,8 +298,7 @@ def _type_prefix(cls: type) -> str:
     return name
 
 
-def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotations: dict,
-                  origin: type | None = None) -> EventMethod:
+def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotations: dict) -> EventMethod:
     sig = inspect.signature(func)
     params = list(sig.parameters.values())
     if not params or params[0].name != "self":
@@ -321,7 +319,7 @@ def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotati
     except GuardError as e:
         raise GuardError(e.message, e.source, e.line + max(0, marker.line - 1),
                          e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)) from None
-    return EventMethod(func, etype, marker, plan, cls, field_types, origin or cls)
+    return EventMethod(func, etype, marker, plan, cls, field_types)
 
 
 def _subscribing_init(init: Callable) -> Callable:
