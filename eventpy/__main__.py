@@ -71,6 +71,18 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_program_traceback(e: BaseException) -> None:
+    """The traceback from the program's first frame on: the runner's frames above it are not the
+    user's business (and a traceback starting in eventpy reads like a crash of eventpy)."""
+    from eventpy.compiler import importhook
+
+    tb = e.__traceback__
+    runner = {__file__, importhook.__file__}
+    while tb is not None and tb.tb_frame.f_code.co_filename in runner:
+        tb = tb.tb_next
+    sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python's own printing (with its "Did you mean"), or the program's hook
+
+
 def _run(args: argparse.Namespace) -> int:
     from eventpy.compiler import CompileError, CompileErrors
     from eventpy.compiler.importhook import run_path
@@ -87,6 +99,9 @@ def _run(args: argparse.Namespace) -> int:
     except (CompileError, CompileErrors) as e:
         print(e.render(), file=sys.stderr)
         return 1
+    except (Exception, KeyboardInterrupt) as e:  # the program's own: show its frames, as `python f.py` does
+        _print_program_traceback(e)
+        return 130 if isinstance(e, KeyboardInterrupt) else 1
     finally:
         import eventpy
 

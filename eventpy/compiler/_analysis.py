@@ -65,6 +65,21 @@ def _self_targets(t: ast.AST) -> list[str]:
     return []
 
 
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere: defs, classes, imports, assignments, parameters."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
 class Analysis:
     def __init__(self, lowered: Lowered, module_name: str, path: str, source: str) -> None:
         self.lowered = lowered
@@ -95,12 +110,31 @@ class Analysis:
             if line not in self.declared:  # lowered to a plain annotated variable: say so
                 self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
                            "class body", line=line, col=self.lowered.local_columns[line])
+        self._check_called_constructs(tree)
         locals_all = {n for i in self.classes.values() for n in i.locals}
         for line, col, name in self.lowered.releases + self.lowered.lasts:
             if name not in locals_all:
                 word = "release" if (line, col, name) in self.lowered.releases else "last"
                 self.error(f"`{word} self.{name}`: {name} is not declared `local` in the class",
                            line=line, col=col + 1)
+
+    def _check_called_constructs(self, tree: ast.Module) -> None:
+        """`release(self.f)` and `last(self.f)` written as calls: Python would read a call of an
+        undefined name, a NameError only when the line runs. Unless the program defines the name."""
+        bound = _bound_names(tree)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("release", "last") and node.func.id not in bound
+                    and node.args and not node.keywords):
+                continue
+            fields = [_self_targets(a) for a in node.args]
+            if all(len(f) == 1 and isinstance(a, ast.Attribute) for f, a in zip(fields, node.args)):
+                word = node.func.id
+                if word == "last" and len(fields) > 1:
+                    continue
+                written = ", ".join(f"self.{f[0]}" for f in fields)
+                kind = "a statement" if word == "release" else "an operator"
+                self.error(f"`{word}` is {kind}, not a function: write `{word} {written}`", node)
 
     def _check_decorators(self, info: ClassInfo) -> None:
         for deco in info.node.decorator_list:

@@ -10,13 +10,15 @@ Every line keeps its number; a file without constructs comes out as exactly its 
 
 The five words are constructs only where Python itself could not read them (`event def`,
 `release self`, `last self`, `local NAME :` at the start of a statement, `when` in an event def
-header); everywhere else they stay ordinary names. Strings, comments and f-strings are tokens, so
-nothing inside them is touched.
+header); everywhere else they stay ordinary names. Strings and comments are tokens, so nothing
+inside them is touched, except `last self.f` in a replacement field of an f-string, which Python 3.11
+hands over as one token (the quote inside is the one the f-string does not use).
 """
 
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -119,6 +121,8 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 continue
         if at_start and t.type == NAME and t.string == "def":
             _plain_def(sig, i, source, path)
+        if t.type == tokenize.STRING and "last" in t.string:
+            _fstring_lasts(t, edits, out)
         prev_type, prev_str = t.type, t.string
         i += 1
     out.text = _apply(source, edits) if edits else source
@@ -161,6 +165,50 @@ def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: L
         edits.append((start, sig[end - 1].end, f'__eventpy__.{word}(self, "{f}")'))
         (out.releases if word == "release" else out.lasts).append((*start, f))
     return ends[-1]
+
+
+_LAST_IN_FIELD = re.compile(r"(?<![\w.])last\s+self\s*\.\s*([A-Za-z_]\w*)")
+
+
+def _fstring_lasts(t: tokenize.TokenInfo, edits: list, out: Lowered) -> None:
+    """`last self.f` inside the replacement fields of an f-string token."""
+    text = t.string
+    prefix = len(text) - len(text.lstrip("rRbBfFuU"))
+    if "f" not in text[:prefix].lower():
+        return
+    quote = "'" if text[prefix] == '"' else '"'
+    depth = 0  # of braces: > 0 inside a replacement field; `{{` and `}}` outside one are literal
+    k = prefix
+    inside: list[tuple[int, int]] = []  # spans of the text inside replacement fields
+    while k < len(text):
+        c = text[k]
+        if depth == 0 and text[k:k + 2] in ("{{", "}}"):
+            k += 2
+            continue
+        if c == "{":
+            depth += 1
+            if depth == 1:
+                inside.append((k + 1, len(text)))
+        elif c == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                inside[-1] = (inside[-1][0], k)
+        k += 1
+    for a, b in inside:
+        for m in _LAST_IN_FIELD.finditer(text, a, b):
+            start = _offset_to_pos(t.start, text, m.start())
+            end = _offset_to_pos(t.start, text, m.end())
+            edits.append((start, end, f"__eventpy__.last(self, {quote}{m.group(1)}{quote})"))
+            out.lasts.append((*start, m.group(1)))
+
+
+def _offset_to_pos(origin: tuple[int, int], text: str, offset: int) -> tuple[int, int]:
+    """The (line, col) of text[offset] for a token that starts at origin."""
+    before = text[:offset]
+    newlines = before.count("\n")
+    if not newlines:
+        return origin[0], origin[1] + offset
+    return origin[0] + newlines, offset - before.rfind("\n") - 1
 
 
 def _header_end(sig: list, i: int) -> tuple[int, int | None]:

@@ -52,6 +52,11 @@ def diag(text: str) -> CompileError:
     ('price < self.limit', '(price < self.limit', 6, '(price', "'(' was never closed in the guard"),
     ('self.limit = price', 'release self.limit + 1', 7, "+", "`release` takes fields only"),
     ('self.limit = price', 'release self.limit, 2', 7, "2", "must be followed by self.FIELD"),
+    ('self.limit = price', 'release(self.limit)', 7, "release(",
+     "`release` is a statement, not a function: write `release self.limit`"),
+    ('self.limit = price', 'release(self.limit, self.name)', 7, "release(", "write `release self.limit, self.name`"),
+    ('self.limit = price', 'print(last(self.limit))', 7, "last(",
+     "`last` is an operator, not a function: write `last self.limit`"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
@@ -62,6 +67,11 @@ def test_diagnostics(old, new, line, at, words):
     rendered = e.render().splitlines()
     assert rendered[0].startswith(f"m.epy:{line}:{col}: error: ")
     assert rendered[2].index("^") == 4 + col - 1
+
+
+def test_release_and_last_are_calls_where_the_program_defines_them():
+    text = BASE.replace("self.limit = price", "release(self.limit)\n        print(last(self.name))", 1)
+    compile_source(text + "\ndef release(x):\n    pass\n\nfrom helpers import last\n", "m.epy")
 
 
 def test_a_guard_field_no_method_assigns_is_a_compile_error_with_a_suggestion():

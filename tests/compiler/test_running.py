@@ -30,8 +30,11 @@ def test_traceback_names_the_epy_file_and_line(tmp_path):
         fail()
     ''').lstrip("\n"))
     out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog)], capture_output=True, text=True)
-    assert out.returncode != 0
+    assert out.returncode == 1
     assert f'File "{prog}", line 6, in fail' in out.stderr
+    # from the program's first frame on, as `python boom.py` would show it: not the runner's frames
+    assert out.stderr.splitlines()[:2] == ["Traceback (most recent call last):",
+                                           f'  File "{prog}", line 8, in <module>'], out.stderr
 
 
 def test_traceback_carets_point_into_the_epy_line_on_a_rewritten_line(tmp_path):
@@ -101,6 +104,26 @@ def test_without_an_import_line_every_event_class_sees_the_runtime(program):
     B.q(0.5)
     eventpy.drain(5.0)
     assert a.got == [("A", 0.5)] and b.got == [("B", 0.5)]
+
+
+def test_last_in_an_f_string_reads_the_released_value():
+    ns = load('''
+    class Probe:
+        local x: float = 1.0
+
+        event def hit(self, px: float) when px < self.x:
+            pass
+
+        def show(self):
+            self.x = 9.0
+            a = f"{last self.x:.1f} {{last self.x}} {self.x}"
+            b = f'{last self.x}'
+            c = f"""{
+                last self.x
+            }!"""
+            return a, b, c
+    ''')
+    assert ns["Probe"]().show() == ("1.0 {last self.x} 9.0", "1.0", "1.0!")
 
 
 def test_release_of_several_fields_releases_each():
