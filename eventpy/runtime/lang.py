@@ -25,6 +25,7 @@ The fields' machinery is in `_lang_fields`; this module has the event methods an
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import threading
 import types
@@ -187,6 +188,9 @@ class EventObject:
         cls.__eventpy_events__ = events
         cls.__eventpy_fields__ = fields
         cls.__eventpy_locals__ = frozenset(local_fields)
+        own_close = cls.__dict__.get("close")
+        if inspect.isfunction(own_close) and not getattr(own_close, "__eventpy_closing__", False):
+            cls.close = _closing(own_close)  # type: ignore[method-assign]
         init = cls.__dict__.get("__init__")
         if init is None:  # inherited: wrap the original, so that this class subscribes too
             init = getattr(cls.__init__, "__wrapped__", cls.__init__)
@@ -203,17 +207,36 @@ class EventObject:
 
     def close(self) -> None:
         """Unsubscribe every event method of this object."""
-        st = _state(self)
-        st.closed = True
-        for sub, _ in st.subs:
-            sub.close()
-        st.subs.clear()
+        _unsubscribe(self)
 
     def __enter__(self) -> Any:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _unsubscribe(obj: Any) -> None:
+    st = _state(obj)
+    st.closed = True
+    for sub, _ in st.subs:
+        sub.close()
+    st.subs.clear()
+
+
+def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
+    """A class's own `close` unsubscribes the object after it runs, whether or not it calls
+    super().close(): an object its program closed must not go on receiving events."""
+
+    @functools.wraps(close)
+    def closing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return close(self, *args, **kwargs)
+        finally:
+            _unsubscribe(self)
+
+    closing.__eventpy_closing__ = True  # type: ignore[attr-defined]
+    return closing
 
 
 _NOTHING = object()

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 import eventpy
+from eventpy.runtime._lang_fields import subscriptions_of
 
 from _programs import MONITOR, load  # tests/compiler/_programs.py
 
@@ -58,6 +59,32 @@ def test_subclasses_receive_events_and_close_unsubscribes():
     ns["Monitor"].quote("IBM", 10.0)
     eventpy.drain(5.0)
     assert a.got == [20.0, 10.0] and b.got == [20.0]
+
+
+def test_a_close_of_its_own_unsubscribes_without_calling_super():
+    ns = load(MONITOR + '''
+    class Logged(Monitor):
+        def close(self):
+            self.log = "closed"            # no super().close()
+            return 7
+
+    class Chained(Monitor):
+        def close(self):
+            super().close()
+            self.log = "chained"
+    ''')
+    a, b, c = ns["Monitor"](50.0), ns["Logged"](50.0), ns["Chained"](50.0)
+    eventpy.drain(5.0)
+    owed = len(subscriptions_of(b) + subscriptions_of(c))  # one per class level with the event method
+    assert b.close() == 7 and b.log == "closed" and ns["Logged"].close.__name__ == "close"
+    c.close()
+    c.close()                           # twice, and through super(): still one UNSUB per subscription
+    eventpy.drain(5.0)
+    unsubs = eventpy.stats()["unsub_sent"]
+    ns["Monitor"].quote("IBM", 10.0)
+    eventpy.drain(5.0)
+    assert a.got == [10.0] and b.got == [] and c.got == [] and c.log == "chained"
+    assert unsubs == owed and not subscriptions_of(b)
 
 
 HIERARCHY = '''
