@@ -30,6 +30,8 @@ class ClassInfo:
         # field -> where each assignment's type comes from: (type or None if unknown, "how")
         self.sources: dict[str, list[tuple[type | None, str]]] = {}
         self.guard_fields: set[str] = set()
+        # field -> the set literals (node, members) or set annotations (node, member type) it gets
+        self.set_sources: dict[str, list[tuple[ast.AST, list | type]]] = {}
         # field -> the subscription variables a store recomputes: "method: predicates"
         self.variables: dict[str, list[str]] = {}
 
@@ -90,6 +92,7 @@ class Analysis:
         self.lines = lowered.text.split("\n")  # as Python numbers lines (not str.splitlines)
         self.classes: dict[ast.ClassDef, ClassInfo] = {}
         self.declared: set[int] = set()  # the lines of `local` declarations in a class body
+        self.said_sets: set[ast.AST] = set()  # set assignments already reported
 
     def error(self, message: str, node: ast.AST | None = None, line: int = 0, col: int = 0) -> None:
         if node is not None:
@@ -167,6 +170,7 @@ class Analysis:
                         ann = child.annotation
                         owner.field_types[name] = _annotated(ann)
                         owner.fields.add(name)
+                        _note_set(owner, name, child, ann, child.value)
                         if child.lineno in self.lowered.locals:
                             owner.locals.append(name)
                             self.declared.add(child.lineno)
@@ -181,6 +185,7 @@ class Analysis:
                             owner.fields.add(f)
                             owner.sources.setdefault(f, []).append(
                                 (t, f"annotated {ann.id} on line {child.lineno}" if t else ""))
+                            _note_set(owner, f, child, ann, child.value)
                 elif isinstance(child, ast.Assign):
                     value = child.value
                     for t in child.targets:
@@ -192,9 +197,12 @@ class Analysis:
                         for f in _self_targets(t):
                             owner.fields.add(f)
                             owner.sources.setdefault(f, []).append((src, how))
+                            if isinstance(t, ast.Attribute):
+                                _note_set(owner, f, child, None, value)
                         if direct and isinstance(t, ast.Name):  # a class-level default, as the runtime takes it
                             owner.fields.add(t.id)
                             owner.sources.setdefault(t.id, []).append((None, ""))
+                            _note_set(owner, t.id, child, None, value)
                 elif isinstance(child, ast.AugAssign):
                     for f in _self_targets(child.target):
                         owner.fields.add(f)
@@ -268,11 +276,29 @@ class Analysis:
             self.error(message, **_in_file(line, col, e.line, e.column))
             return
         self._check_fields_assigned(fn, info, plan.param_names, text, line, col)
+        self._check_set_members(fn, info, plan)
         info.guard_fields |= plan.param_names
         for var in plan.vars:
             if var.kind == "constraint" and var.text:
                 for f in var.deps:
                     info.variables.setdefault(f, []).append(f"{fn.name}: {var.text}")
+
+    def _check_set_members(self, fn: ast.FunctionDef, info: ClassInfo, plan) -> None:
+        """The members a set-valued field is given in the class (a literal, or `set[T]`) against the
+        attribute the guard tests it with: a member of another type could never match (the runtime
+        refuses it when the object is made; here it is said at compile time, at the assignment)."""
+        schema = plan.etype.schema
+        for var in plan.vars:
+            if var.kind != "constraint" or var.attr is None:
+                continue
+            t = schema[var.attr]
+            for f in sorted(var.deps):
+                for node, members in info.set_sources.get(f, ()):
+                    wrong = _wrong_member(members, t)
+                    if wrong is not None and node not in self.said_sets:  # once per assignment
+                        self.said_sets.add(node)
+                        self.error(f"self.{f} gets {wrong}, which can never equal attribute {var.attr!r} "
+                                   f"({t.__name__}) that the guard of {fn.name} tests it against", node)
 
     def _check_fields_assigned(self, fn: ast.FunctionDef, info: ClassInfo, fields: set[str],
                                text: str, line: int, col: int) -> None:
@@ -294,6 +320,38 @@ class Analysis:
                        "(it must be set when the constructor returns)"
                        + (f"; did you mean self.{close[0]}?" if close else ""),
                        **_in_file(line, col, g_line, g_col))
+
+
+_SET_CALLS = ("set", "frozenset")
+
+
+def _note_set(owner: ClassInfo, f: str, node: ast.AST, ann: ast.AST | None, value: ast.AST | None) -> None:
+    """Record the members a field is given, if the assignment spells them out."""
+    if (isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id in _SET_CALLS
+            and _annotated(ann.slice) is not None):
+        owner.set_sources.setdefault(f, []).append((node, _annotated(ann.slice)))  # type: ignore[arg-type]
+    elems = None
+    if isinstance(value, ast.Set):
+        elems = value.elts
+    elif (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _SET_CALLS
+          and len(value.args) == 1 and not value.keywords
+          and isinstance(value.args[0], (ast.Set, ast.List, ast.Tuple))):
+        elems = value.args[0].elts
+    if elems and all(isinstance(e, ast.Constant) for e in elems):
+        owner.set_sources.setdefault(f, []).append((node, [e.value for e in elems]))  # type: ignore[union-attr]
+
+
+def _wrong_member(members: list | type, t: type) -> str | None:
+    """How a member (or the member type) that could never equal an attribute of type t is shown."""
+    numeric = (int, float)
+    if isinstance(members, type):
+        ok = members is t if t in (str, bool) else members in numeric
+        return None if ok else f"members of type {members.__name__}"
+    for x in members:
+        ok = isinstance(x, t) if t in (str, bool) else isinstance(x, numeric) and not isinstance(x, bool)
+        if not ok:
+            return f"member {x!r} ({type(x).__name__})"
+    return None
 
 
 def _annotated(ann: ast.AST | None) -> type | None:

@@ -223,3 +223,29 @@ def test_a_syntax_error_in_a_rewritten_line_has_its_column_in_the_epy_line(tmp_p
         compile_source(text, str(path))
     e = info.value
     assert (e.line, e.column) == (line, text.splitlines()[line - 1].rindex(")") + 1), e.render()
+
+
+SETS = textwrap.dedent('''
+    class W:
+        def __init__(self):
+            self.names = {"IBM", "HP"}
+
+        event def q(self, sym: str, ok: bool) when sym in self.names:
+            pass
+''').lstrip("\n")
+
+
+@pytest.mark.parametrize("old, new, words", [
+    ('{"IBM", "HP"}', '{"IBM", 3}', "self.names gets member 3 (int), which can never equal attribute 'sym' (str)"),
+    ('self.names = {"IBM", "HP"}', 'self.names: set[int] = set()', "self.names gets members of type int"),
+    ('self.names = {"IBM", "HP"}', 'self.names = frozenset([True])', "member True (bool)"),
+])
+def test_set_members_that_could_never_match_are_compile_errors_at_the_assignment(old, new, words):
+    e = diag(SETS.replace(old, new))
+    assert (e.line, e.column) == (3, 9) and words in e.message, e.render()
+
+
+def test_set_members_of_the_attribute_type_compile():
+    compile_source(SETS.replace('{"IBM", "HP"}', 'frozenset(("IBM",))') + "    def f(self):\n        self.names = set()\n",
+                   "m.epy")
+
