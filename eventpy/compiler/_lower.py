@@ -32,6 +32,7 @@ from ._diagnostics import CompileError
 NAME, OP = tokenize.NAME, tokenize.OP
 _SKIP = {tokenize.NL, tokenize.COMMENT}
 _STMT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, None}
+_ASYNC_EVENT = {("async", "event", "def"), ("event", "async", "def")}
 
 
 @dataclass
@@ -105,6 +106,11 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
         nxt = sig[i + 1] if i + 1 < len(sig) else None
         nxt2 = sig[i + 2] if i + 2 < len(sig) else None
         if t.type == NAME and nxt is not None and nxt.type == NAME:
+            if at_start and nxt2 is not None and (t.string, nxt.string, nxt2.string) in _ASYNC_EVENT:
+                raise CompileError("an event method cannot be async: EventPy runs it on its delivery thread, "
+                                   "one event at a time per object; write `event def`, and hand work to an "
+                                   "asyncio loop from it with asyncio.run_coroutine_threadsafe(coro, loop)",
+                                   *_at(t.start), path, source)
             if at_start and t.string == "event" and nxt.string == "def":
                 i = _event_def(sig, i, source, path, edits, out)
                 prev_type, prev_str = OP, ":"

@@ -3,6 +3,7 @@ with tracebacks that name the .epy lines and columns."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -104,6 +105,33 @@ def test_without_an_import_line_every_event_class_sees_the_runtime(program):
     B.q(0.5)
     eventpy.drain(5.0)
     assert a.got == [("A", 0.5)] and b.got == [("B", 0.5)]
+
+
+def test_an_asyncio_program_gets_its_events_on_its_loop_as_the_readme_shows():
+    ns = load('''
+    import asyncio
+    import eventpy
+
+    class Watcher:
+        def __init__(self, loop, queue, limit: float):
+            self.loop, self.queue, self.limit = loop, queue, limit
+
+        event def quote(self, firm: str, price: float) when price < self.limit:
+            asyncio.run_coroutine_threadsafe(self.queue.put((firm, price)), self.loop)
+
+    async def main():
+        queue = asyncio.Queue()
+        w = Watcher(asyncio.get_running_loop(), queue, 10.0)
+        for firm, price in (("IBM", 9.0), ("HP", 11.0), ("SUN", 2.0)):
+            Watcher.quote(firm, price)
+        got = [await asyncio.wait_for(queue.get(), 10) for _ in range(2)]
+        w.limit = 1.0
+        await asyncio.to_thread(eventpy.drain, 5.0)
+        Watcher.quote("IBM", 2.0)
+        await asyncio.to_thread(eventpy.drain, 5.0)
+        return got, queue.qsize()
+    ''')
+    assert asyncio.run(ns["main"]()) == ([("IBM", 9.0), ("SUN", 2.0)], 0)
 
 
 def test_last_in_an_f_string_reads_the_released_value():
