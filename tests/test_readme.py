@@ -1,0 +1,60 @@
+"""The README's Python blocks do what the README says they do: the tour runs on the embedded
+overlay, each .epy block compiles, and the asyncio one prints what its comment says."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+import eventpy
+from eventpy.compiler import compile_source
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"^```python\n(.*?)^```", README, flags=re.S | re.M)
+
+pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
+
+
+def test_the_readme_has_its_blocks():
+    assert len(BLOCKS) >= 3 and BLOCKS[0].startswith("import eventpy")
+
+
+def test_the_tour_delivers_the_event_it_publishes():
+    ns: dict = {}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(BLOCKS[0], "README tour", "exec"), ns)
+    assert [ev.price for ev in ns["got"]] == [9.5]
+    stats = out.getvalue()
+    for counter in ("published", "delivered", "spurious", "sub_sent", "unsub_sent", "upd_sent"):
+        assert f"'{counter}'" in stats, stats
+
+
+@pytest.mark.parametrize("index", [i for i, b in enumerate(BLOCKS) if "event def" in b])
+def test_every_epy_block_compiles(index):
+    compile_source(BLOCKS[index], f"README block {index}.epy", "readme")
+
+
+def test_the_asyncio_block_prints_what_its_comment_says():
+    (block,) = [b for b in BLOCKS if "asyncio.run(main())" in b]
+    ns: dict = {"__name__": "readme_asyncio"}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(compile_source(block, "readme.epy", "readme_asyncio"), "readme.epy", "exec"), ns)
+    eventpy.drain(5.0)
+    assert out.getvalue() == "('IBM', 9.0)\n"
+
+
+def test_the_language_block_buys_as_it_says():
+    (block,) = [b for b in BLOCKS if "class StockMonitor" in b]
+    ns: dict = {"__name__": "readme_stock"}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(compile_source(block, "stock.epy", "readme_stock"), "stock.epy", "exec"), ns)
+        eventpy.drain(5.0)
+    assert out.getvalue() == "m1 buys IBM at 99.0\n"
+    assert ns["m"].limit == 99.0
