@@ -14,22 +14,17 @@ finite sample only where the sample is exhaustive:
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.runtime.model import (
     ANY_VALUE,
-    ATTRIBUTE_TYPES,
     EVERYTHING,
     INF,
-    Event,
     EventType,
     Interval,
     ValueSet,
-    check_value,
     filter_covers,
     filter_lub,
     filter_matches,
