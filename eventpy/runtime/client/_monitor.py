@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..model import INF, Interval
+from ..model import Interval
 
 if TYPE_CHECKING:
     from scipy.interpolate import CubicSpline
