@@ -39,22 +39,21 @@ def test_every_epy_block_compiles(index):
     compile_source(BLOCKS[index], f"README block {index}.epy", "readme")
 
 
-def test_the_asyncio_block_prints_what_its_comment_says():
-    (block,) = [b for b in BLOCKS if "asyncio.run(main())" in b]
-    ns: dict = {"__name__": "readme_asyncio"}
+def run_block(marker: str, name: str) -> tuple[dict, str]:
+    """Compile and run the one .epy block holding `marker`, then drain: its namespace and output."""
+    (block,) = [b for b in BLOCKS if marker in b]
+    ns: dict = {"__name__": name}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(compile_source(block, "readme.epy", "readme_asyncio"), "readme.epy", "exec"), ns)
-    eventpy.drain(5.0)
-    assert out.getvalue() == "('IBM', 9.0)\n"
+        exec(compile(compile_source(block, f"{name}.epy", name), f"{name}.epy", "exec"), ns)
+        eventpy.drain(5.0)
+    return ns, out.getvalue()
+
+
+def test_the_asyncio_block_prints_what_its_comment_says():
+    assert run_block("asyncio.run(main())", "readme_asyncio")[1] == "('IBM', 9.0)\n"
 
 
 def test_the_language_block_buys_as_it_says():
-    (block,) = [b for b in BLOCKS if "class StockMonitor" in b]
-    ns: dict = {"__name__": "readme_stock"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(compile_source(block, "stock.epy", "readme_stock"), "stock.epy", "exec"), ns)
-        eventpy.drain(5.0)
-    assert out.getvalue() == "m1 buys IBM at 99.0\n"
-    assert ns["m"].limit == 99.0
+    ns, out = run_block("class StockMonitor", "readme_stock")
+    assert out == "m1 buys IBM at 99.0\n" and ns["m"].limit == 99.0
