@@ -4,11 +4,12 @@ type-check, bring to disjunctive normal form, classify, and plan the subscriptio
 from ._ast import Node
 from ._compile import compile_guard
 from ._errors import GuardError
-from ._exprs import FUNCTIONS, TreeError, compile_predicate, compile_tree
+from ._exprs import FUNCTIONS, TreeError, compile_predicate, compile_tree, reads_time
 from ._parse import parse_guard
-from ._plan import GuardPlan, compile_conjunctions, conjunctions_hold
+from ._plan import SUBSCRIBED_AT, GuardPlan, compile_conjunctions, conjunctions_hold
 
 __all__ = [
     "FUNCTIONS", "GuardError", "GuardPlan", "Node", "TreeError", "compile_conjunctions",
-    "compile_guard", "compile_predicate", "compile_tree", "conjunctions_hold", "parse_guard",
+    "SUBSCRIBED_AT", "compile_guard", "compile_predicate", "compile_tree", "conjunctions_hold", "parse_guard",
+    "reads_time",
 ]

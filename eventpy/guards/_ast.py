@@ -65,6 +65,12 @@ class Call(Node):
 
 
 @dataclass(frozen=True)
+class Elapsed(Node):
+    """`elapsed()`: the seconds from the subscription's issue to the event's publication (paper
+    003 §III-B, time as the evolution variable; its §V-D snapshot at the entry point)."""
+
+
+@dataclass(frozen=True)
 class SetLit(Node):
     items: tuple[Node, ...]
 

@@ -3,7 +3,8 @@
 Classification follows the grammars of paper 000: a predicate `a op v` is *static* (G0, §3.1),
 `a op x` *parametric* (Gp, §4.1), `a op expr(x, v)` a *generated* variable (Ge, §7.3, Fig. 14),
 a comparison with attributes inside expressions an *attribute expression* (Ga, §9.1.1) and one
-over parameters only a *switch* (Gb, §9.1.2).
+over parameters only a *switch* (Gb, §9.1.2). A predicate that reads `elapsed()` is *evolving*
+(paper 003): brokers evaluate it with each event's publication time, as attribute expressions are.
 """
 
 from __future__ import annotations
@@ -77,7 +78,10 @@ class _Checker:
             return A.Param(n.name, **pos)
         if isinstance(n, A.Call):
             if n.func == "elapsed":
-                raise self.fail(n, "elapsed() (evolving subscriptions) is not supported yet")
+                if n.args:
+                    raise self.fail(n, "elapsed() takes no arguments: it is the seconds from the "
+                                       "subscription to the event's publication")
+                return A.Elapsed(**pos)
             if n.func not in FUNCTIONS:
                 raise self.fail(n, f"guard calls {n.func}(); only {WHITELIST} may be called in a guard")
             lo, hi = FUNCTION_ARITY[n.func]
@@ -118,6 +122,8 @@ class _Checker:
             return kind_of_type(self.etype.schema[n.name])
         if isinstance(n, A.Param):
             return kind_of_type(self.params.get(n.name))
+        if isinstance(n, A.Elapsed):
+            return "num"
         if isinstance(n, (A.BinOp, A.Neg, A.Call)):
             operands = (n.left, n.right) if isinstance(n, A.BinOp) else (
                 (n.operand,) if isinstance(n, A.Neg) else n.args)
@@ -235,6 +241,11 @@ def _names_of(n: A.Node, kind: type) -> set[str]:
     return out
 
 
+def _evolving(n: A.Node) -> bool:
+    """Whether an expression reads elapsed()."""
+    return isinstance(n, A.Elapsed) or any(_evolving(c) for c in _children(n))
+
+
 def _attrs_in(n: A.Node) -> set[str]:
     return _names_of(n, A.Attr)
 
@@ -335,6 +346,9 @@ def compile_guard(
         residual: list[A.Compare] = []
         dropped = False
         for atom in atoms:
+            if _evolving(atom):  # evaluated with the event's publication time: by the broker
+                residual.append(atom)  # holding it (LEES, 003 §IV-B) and by the local filter
+                continue
             attrs = _attrs_in(atom)
             if not attrs:
                 deps = _params_in(atom)

@@ -7,6 +7,8 @@ A tree is a nested tuple (msgpack keeps it as lists, which are accepted too):
     ("c", value)            a constant (int, float, str, bool)
     ("a", index)            the event attribute at `index` in the schema
     ("v", var)              a subscription variable (a parameter value held by the broker)
+    ("time",)               the event's publication time, given after its attributes (paper 003
+                            §V-D: the evolution variable's value where the event entered)
     ("+"|"-"|"*"|"/", l, r) arithmetic
     ("neg", x)              unary minus
     ("f", name, x, ...)     a whitelisted pure function
@@ -74,6 +76,12 @@ def compile_tree(tree: Any, n_attrs: int | None = None, n_vars: int | None = Non
             _arity(t, 1)
             i = _index(args[0], n_attrs, "attribute")
             return lambda ev, vs: ev[i]
+        if kind == "time":
+            _arity(t, 0)
+            if n_attrs is None:
+                raise TreeError("('time',) needs the schema's size")
+            at = n_attrs
+            return lambda ev, vs: ev[at]
         if kind == "v":
             _arity(t, 1)
             j = _index(args[0], n_vars, "variable")
@@ -121,6 +129,13 @@ def compile_predicate(tree: Any, n_attrs: int | None = None, n_vars: int | None 
             return False
 
     return holds
+
+
+def reads_time(tree: Any) -> bool:
+    """Whether a (validated) tree reads the event's publication time."""
+    if not isinstance(tree, (tuple, list)) or not tree:
+        return False
+    return tree[0] == "time" or any(reads_time(t) for t in tree[1:] if isinstance(t, (tuple, list)))
 
 
 def _arity(t: Sequence[Any], n: int) -> None:

@@ -23,6 +23,10 @@ from ..runtime.model import ANY_VALUE, EVERYTHING, INF, EventType, Interval, Val
 from . import _ast as A
 from ._exprs import compile_predicate
 
+#: The parameter holding the time a subscription was issued (on the overlay's clock), which
+#: elapsed() is measured from; set by the client when it subscribes, never by a program.
+SUBSCRIBED_AT = "(subscribed at)"
+
 EMPTY_INTERVAL = Interval(INF, False, -INF, False)
 EMPTY_SET = ValueSet(frozenset())
 _BOOLS = frozenset((True, False))
@@ -141,10 +145,13 @@ class GuardPlan:
         self.predicates: list[tuple[int, str, str]] = []  # (conjunction, kind, attribute or '')
         self.by_param: dict[str, tuple[int, ...]] = {}
         self._conjs: list[tuple[tuple[tuple[int, int], ...], int, tuple]] = []
+        self.timed = False  # the guard reads elapsed(): `holds` needs the publication time
 
     @property
     def param_names(self) -> set[str]:
-        return set(self.by_param)
+        """The parameters a program gives (not SUBSCRIBED_AT, which the client sets)."""
+        return set(self.by_param) - {SUBSCRIBED_AT}
+
 
     def evaluate(self, env: Mapping[str, Any]) -> list[Any]:
         return [v.fn(env) for v in self.vars]
@@ -163,8 +170,12 @@ class GuardPlan:
                 out.append((i, new))
         return out
 
-    def holds(self, event_values: Sequence[Any], var_values: Sequence[Any]) -> bool:
-        """The guard on an event under the given variable values (the local filter)."""
+    def holds(self, event_values: Sequence[Any], var_values: Sequence[Any], time: float | None = None) -> bool:
+        """The guard on an event under the given variable values (the local filter); `time`, the
+        event's publication time, is what elapsed() is measured to (without it, a guard that
+        reads elapsed() does not hold)."""
+        if self.timed:
+            event_values = (*event_values, math.nan if time is None else time)
         return conjunctions_hold(self._conjs, event_values, var_values)
 
     def __repr__(self) -> str:
@@ -210,6 +221,8 @@ def _to_tree(n: A.Node, etype: EventType, param_var: Callable[[str], int]) -> tu
         return ("neg", _to_tree(n.operand, etype, param_var))
     if isinstance(n, A.Call):
         return ("f", n.func, *(_to_tree(a, etype, param_var) for a in n.args))
+    if isinstance(n, A.Elapsed):  # the event's publication time minus the subscription's
+        return ("-", ("time",), ("v", param_var(SUBSCRIBED_AT)))
     if isinstance(n, A.SetLit):
         return ("set", *(_to_tree(i, etype, param_var) for i in n.items))
     if isinstance(n, A.Compare):
@@ -231,6 +244,8 @@ def node_text(n: A.Node, mode: str = "api") -> str:
         return f"-{_operand(n.operand, mode)}"
     if isinstance(n, A.Call):
         return f"{n.func}({', '.join(node_text(a, mode) for a in n.args)})"
+    if isinstance(n, A.Elapsed):
+        return "elapsed()"
     if isinstance(n, A.SetLit):
         return "{" + ", ".join(node_text(i, mode) for i in n.items) + "}"
     if isinstance(n, A.Compare):
@@ -290,7 +305,8 @@ def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Map
             switch = new_var("switch", ci, None, deps, fn, f"c{ci}.switch")
             plan.predicates.extend((ci, "switch", "") for _ in conj.switches)
         trees = tuple(_to_tree(c, etype, param_var) for c in conj.residual)
-        plan.predicates.extend((ci, "attribute-expression", "") for _ in conj.residual)
+        plan.predicates.extend((ci, "evolving" if "elapsed()" in node_text(c) else "attribute-expression", "")
+                               for c in conj.residual)
         spec.append((tuple(constraints), switch, trees))
     plan.spec = tuple(spec)
     by_param: dict[str, list[int]] = {}
@@ -299,4 +315,5 @@ def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Map
             by_param.setdefault(d, []).append(v.id)
     plan.by_param = {k: tuple(v) for k, v in by_param.items()}
     plan._conjs = compile_conjunctions(plan.spec, etype, len(plan.vars))
+    plan.timed = SUBSCRIBED_AT in param_vars
     return plan

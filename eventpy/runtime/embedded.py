@@ -219,7 +219,7 @@ class LocalNode:
             for state, d in zip(states, data):
                 if state.closed:
                     continue
-                if not state.plan.holds(d[0], state.values):  # the local filter (Fig. 5 line 11)
+                if not state.plan.holds(d[0], state.values, d[3]):  # the local filter (Fig. 5 line 11)
                     spurious += 1
                     continue
                 delivered += 1

@@ -327,12 +327,6 @@ def test_non_whitelisted_call_lists_the_allowed_functions():
                                   "math.floor", "math.ceil"}
 
 
-def test_elapsed_is_not_supported_yet():
-    e = err("elapsed() < 3 and price < 1")
-    assert e.message == "elapsed() (evolving subscriptions) is not supported yet"
-    assert (e.line, e.column) == (1, 1)
-
-
 @pytest.mark.parametrize(
     "text, message",
     [

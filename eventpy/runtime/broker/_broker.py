@@ -402,7 +402,7 @@ class Broker:
             if target == link and from_broker:
                 continue
             state = subs[(target, sid)]
-            if state.residual[ci] and not state.residual_holds(ci, values):
+            if state.residual[ci] and not state.residual_holds(ci, values, msg.time):
                 continue
             if target in broker_links:
                 if brokers is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
-from ...guards import TreeError, compile_predicate
+from ...guards import TreeError, compile_predicate, reads_time
 from ..model import EventType, Interval, SetDelta, ValueSet
 
 MAX_CONJUNCTIONS = 1024
@@ -17,7 +17,7 @@ class MessageError(ValueError):
 
 
 class SubState:
-    __slots__ = ("link", "sid", "conjs", "values", "seqs", "roles", "residual", "switched_on")
+    __slots__ = ("link", "sid", "conjs", "values", "seqs", "roles", "residual", "switched_on", "timed")
 
     def __init__(self, link: Hashable, sid: Any, etype: EventType, spec: Any, values: Any) -> None:
         if type(sid) is not int:
@@ -35,6 +35,7 @@ class SubState:
         self.roles: list[tuple[str, int, str | None]] = [("param", -1, None)] * n
         self.conjs: list[tuple[tuple[tuple[str, int], ...], int]] = []
         self.residual: list[tuple] = []
+        self.timed = False  # a predicate reads the event's publication time (elapsed())
         for ci, conj in enumerate(spec):
             try:
                 constraints, switch, trees = conj
@@ -59,6 +60,7 @@ class SubState:
                 raise MessageError(f"conjunction {ci}: {e}") from None
             self.conjs.append((constraints, switch))
             self.residual.append(preds)
+            self.timed = self.timed or any(reads_time(t) for t in trees)
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
 
     def active(self, ci: int) -> bool:
@@ -93,7 +95,13 @@ class SubState:
         values[var] = value
         return role
 
-    def residual_holds(self, ci: int, event_values: tuple) -> bool:
+    def residual_holds(self, ci: int, event_values: tuple, time: float) -> bool:
+        """The conjunction's predicates the matcher does not index: attribute expressions, and
+        evolving predicates, evaluated at the event's publication time (the evolution variable's
+        snapshot where the event entered the overlay: paper 003 §V-D, so that every broker and the
+        subscriber agree, and the LEES engine of §IV-B needs no clock of its own)."""
+        if self.timed:
+            event_values = (*event_values, time)
         vs = self.values
         for p in self.residual[ci]:
             if not p(event_values, vs):

@@ -19,7 +19,7 @@ import time
 from collections import Counter, deque
 from typing import Any, Callable, Mapping
 
-from ...guards import GuardPlan
+from ...guards import SUBSCRIBED_AT, GuardPlan
 from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ..model import Event, EventType, ValueSet, received_event, set_delta
 from ._monitor import SubscriptionMonitor, UpdateMonitor
@@ -131,7 +131,10 @@ class ClientCore:
         sid = next(self._sids)
         if sid > _BASE_MASK:
             raise RuntimeError("this client has made 2**32 subscriptions; no sid is left")
-        state = SubscriptionState(sid, etype, plan, dict(env), on_event)
+        env = dict(env)
+        if plan.timed:  # elapsed() counts from now, on the overlay's clock (as Pub.time does)
+            env[SUBSCRIBED_AT] = self.clock()
+        state = SubscriptionState(sid, etype, plan, env, on_event)
         if group is not None:
             state.group = group
         if rum is not None:
@@ -352,7 +355,8 @@ def passes(state: SubscriptionState, event: Event) -> bool | None:
     subscription is closed). Safe without the node lock: `values` is replaced, never mutated."""
     if state.closed:
         return None
-    return state.plan.holds(event.values, state.values)
+    meta = event_info(event)
+    return state.plan.holds(event.values, state.values, meta[2] if meta else None)
 
 
 def _no_nan(params: Mapping[str, Any]) -> None:

@@ -187,7 +187,7 @@ class SimClient:
                 if probes:
                     keep = []
                     for t0, old in probes:
-                        if t_pub >= t0 and not state.plan.holds(ev.values, old):
+                        if t_pub >= t0 and not state.plan.holds(ev.values, old, t_pub):
                             self.delays.append(now - t0)
                         else:
                             keep.append((t0, old))
