@@ -14,7 +14,7 @@ import pytest
 import eventpy
 from eventpy.guards import SUBSCRIBED_AT, compile_guard
 from eventpy.runtime.model import EventType
-from eventpy.runtime.overlay import line, random_tree, star, tree
+from eventpy.runtime.overlay import line, random_tree, star
 from eventpy.runtime.transports.inproc import Simulation
 
 Q = EventType("game.Move", firm=str, price=float, vol=int, hot=bool)
