@@ -77,7 +77,7 @@ class Subscription:
             if param_kind(v) != kind:
                 raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
             if kind == "set":
-                check_members(self._state.plan, k, v)
+                check_members(self._state.plan, k, freeze(v))
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
+from .._params import plain as _plain
+
 #: The attribute types of DESIGN §1.1: ordered (numeric) and enumerated (str, bool).
 ATTRIBUTE_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
 NUMERIC = (int, float)
@@ -25,6 +27,12 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
         return value
     if t is float and vt is int:
         return float(value)
+    if t is not bool:  # np.float64, np.int64, an IntEnum, a str subclass: as the built-in value
+        v = _plain(value)
+        if type(v) is t:
+            return v
+        if t is float and type(v) is int:
+            return float(v)
     raise TypeError(
         f"{what} {attr!r} must be {t.__name__}, got {vt.__name__} {value!r}"
     )
