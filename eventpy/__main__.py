@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,6 +87,14 @@ def _run(args: argparse.Namespace) -> int:
         run_path(args.file)
     except (CompileError, CompileErrors) as e:
         print(e.render(), file=sys.stderr)
+        return 1
+    except Exception as e:
+        # as `python prog.py` shows it: from the program's first frame on, without the frames of
+        # runpy, this command and the import hook that ran it (five lines of noise above the error)
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != args.file:
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb or e.__traceback__)
         return 1
     finally:
         import eventpy
