@@ -408,18 +408,19 @@ def drain(timeout: float = 10.0) -> None:
         raise RuntimeError("drain() waits until every event callback has returned, this one included: "
                            "call it from the program's own thread, not from an event callback or event method")
     deadline = time.monotonic() + timeout
+    chained = False  # callbacks sent something during an earlier round
     while True:
         before = _sent_in_callbacks
         try:
             _barrier(deadline, timeout)
         except TimeoutError:
-            if _sent_in_callbacks == before:
+            if not chained and _sent_in_callbacks == before:
                 raise  # a slow callback or broker, not a chain: the barrier's message names it
             stuck = True
         else:
             if _sent_in_callbacks == before:
                 return  # the callbacks it waited for sent nothing: nothing more is on its way
-            stuck = time.monotonic() >= deadline
+            chained, stuck = True, time.monotonic() >= deadline
         if stuck:
             raise TimeoutError(f"drain: event callbacks were still publishing or updating fields after "
                                f"{timeout}s (events that cause events without end?)") from None
