@@ -81,8 +81,8 @@ class EventType:
             try:
                 for a, t in self._checks:
                     v = kwargs[a]
-                    if type(v) is not t:
-                        v = check_value(a, t, v)
+                    if type(v) is not t:  # named with the type: a program publishes several with a `price`
+                        v = check_value(a, t, v, f"{self.name}: attribute")
                     if v != v:
                         raise ValueError(f"{self.name}: attribute {a!r} is NaN, which no guard can match")
                     out.append(v)
