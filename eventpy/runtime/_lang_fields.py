@@ -8,6 +8,8 @@ import threading
 from collections import deque
 from typing import Any, Callable, Iterable
 
+from ._params import freeze
+
 
 # -- FIFO locks (Fig. 13) ------------------------------------------------------------------------
 class FifoLock:
@@ -108,7 +110,7 @@ def _check_field(obj: Any, field: str, value: Any, written: str = "") -> None:
 
 
 def _frozen(value: Any) -> Any:
-    return frozenset(value) if isinstance(value, (set, frozenset, ObservedSet)) else value
+    return freeze(value)  # what the subscription holds: np.float64(9.5) as 9.5, a set frozen
 
 
 class GuardField:

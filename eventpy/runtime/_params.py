@@ -4,13 +4,31 @@ timeouts of the waiting calls. Shared by the Python API and the language runtime
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
+
+
+def plain(v: Any) -> Any:
+    """`v` as the built-in value it stands for: a numpy number, an IntEnum or a str subclass
+    (np.float64 *is* a float) reaches the guard's intervals, the matchers and the wire as the int,
+    float or str they compare and carry by exact type; left as it was, a field of np.float64 made
+    a subscription that never matched, silently. A bool, and anything else, is returned as is."""
+    t = type(v)
+    if t is int or t is float or t is str or t is bool:
+        return v
+    if isinstance(v, str):
+        return str.__str__(v)  # the text itself (str() of a (str, Enum) member is "Cls.NAME")
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    return v
 
 
 def param_kind(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
-    if isinstance(v, (int, float)):
+    if isinstance(v, (int, float, numbers.Real)):
         return "num"
     if isinstance(v, str):
         return "str"
@@ -27,7 +45,10 @@ def param_type(v: Any) -> type:
 
 
 def freeze(v: Any) -> Any:
-    return frozenset(v) if isinstance(v, (set, frozenset)) else v
+    """A parameter's value as a subscription holds it: a set frozen, built-in members and values."""
+    if isinstance(v, (set, frozenset)):
+        return frozenset(plain(x) for x in v)
+    return plain(v)
 
 
 KIND_NAMES = {"num": "a number", "str": "a str", "bool": "a bool", "set": "a set"}

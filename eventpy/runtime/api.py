@@ -32,6 +32,16 @@ _lock = threading.Lock()
 _overlay: EmbeddedOverlay | None = None
 _nodes: list["Node"] = []
 _closed_stats: Counter = Counter()  # counters of nodes already closed
+_sent_in_callbacks = 0  # messages event callbacks sent: drain() goes on while they send more
+
+
+def _sent_by_callback() -> None:
+    """Count a message an event callback sent (an event, an update, a subscription made or
+    ended): drain() waits for what the events before it caused in turn (a rally of events)."""
+    global _sent_in_callbacks
+    if in_callback():
+        with _lock:
+            _sent_in_callbacks += 1
 
 
 def _event_type_of(x: Any) -> EventType:
@@ -77,7 +87,7 @@ class Subscription:
             if param_kind(v) != kind:
                 raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
             if kind == "set":
-                check_members(self._state.plan, k, v)
+                check_members(self._state.plan, k, freeze(v))
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
@@ -88,6 +98,7 @@ class Subscription:
         """`update` of parameters already checked (the language checks a field before storing it)."""
         frozen = {k: freeze(v) for k, v in params.items()}
         self._node._local.send(lambda core: core.update(self._state, frozen))
+        _sent_by_callback()
         if self._state.monitor is not None:
             self._node._settle_later(self._state)
 
@@ -102,6 +113,7 @@ class Subscription:
         if not self._state.closed:
             self._node._local.send(lambda core: core.unsubscribe(self._state))
             self._node._local.forget(self._state)
+            _sent_by_callback()
 
     def __enter__(self) -> "Subscription":
         return self
@@ -167,6 +179,7 @@ class Node:
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)
         state.handle = sub
+        _sent_by_callback()
         return sub
 
     def confirm(self, timeout: float = 5.0) -> None:
@@ -227,6 +240,7 @@ class Node:
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
         self._local.publish(etype, etype.values_from(attrs))
+        _sent_by_callback()
 
     def advertise(self, etype: Any) -> None:
         """Tell the overlay this node publishes `etype`: an EventType, or an event method of an
@@ -383,13 +397,37 @@ def _nodes_of(obj: Any) -> list[Node]:
 
 
 def drain(timeout: float = 10.0) -> None:
-    """Barrier: return once every message sent by this process before the call has been processed
-    by every broker and client it reaches and every delivered event's callback has returned."""
+    """Wait until the overlay is quiet (DESIGN §1): every message sent by this process before the
+    call has been processed by every broker and client it reaches, every delivered event's
+    callback has returned, and so have those of what these callbacks sent in turn (an event
+    method that publishes, or changes a guard field). A barrier alone returned while the second
+    event of a chain was still on its way. TimeoutError if the callbacks of this process still
+    send after `timeout` seconds (a chain of events that does not end)."""
     check_timeout("drain", timeout)
     if in_callback():
         raise RuntimeError("drain() waits until every event callback has returned, this one included: "
                            "call it from the program's own thread, not from an event callback or event method")
     deadline = time.monotonic() + timeout
+    chained = False  # callbacks sent something during an earlier round
+    while True:
+        before = _sent_in_callbacks
+        try:
+            _barrier(deadline, timeout)
+        except TimeoutError:
+            if not chained and _sent_in_callbacks == before:
+                raise  # a slow callback or broker, not a chain: the barrier's message names it
+            stuck = True
+        else:
+            if _sent_in_callbacks == before:
+                return  # the callbacks it waited for sent nothing: nothing more is on its way
+            chained, stuck = True, time.monotonic() >= deadline
+        if stuck:
+            raise TimeoutError(f"drain: event callbacks were still publishing or updating fields after "
+                               f"{timeout}s (events that cause events without end?)") from None
+
+
+def _barrier(deadline: float, timeout: float) -> None:
+    """Every message sent by this process so far processed, and the callbacks it caused returned."""
     with _lock:
         nodes = list(_nodes)
     waits = [(n, n._local.flush()) for n in nodes if not n._local.closed]

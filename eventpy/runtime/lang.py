@@ -109,6 +109,14 @@ class EventMethod:
         return caller
 
     def publish(self, *args: Any, **kwargs: Any) -> None:
+        if args and isinstance(args[0], EventObject) and not isinstance(args[0], (int, float, str)):
+            # `Base.m(self, ...)` in an override, Python's old spelling of super().m(...): here it
+            # publishes, with the object as the first attribute; said before the arguments are
+            # checked, whose message ("too many positional arguments") does not say why
+            owner, name = self.owner.__qualname__, self.__name__
+            raise TypeError(f"{self.etype.name}: {owner}.{name}(...) publishes an event and takes no "
+                            f"object; to run the body of {owner}.{name} from an override, call "
+                            f"super().{name}(...) (without self)")
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:

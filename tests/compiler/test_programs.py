@@ -164,6 +164,27 @@ def test_super_in_an_overriding_event_method_runs_the_base_body_once():
     assert eventpy.stats()["published"] == 1
 
 
+def test_the_base_class_call_spelling_of_super_says_to_use_super():
+    ns = load('''
+        class Base:
+            def __init__(self):
+                self.limit = 10.0
+
+            event def quote(self, price: float) when price < self.limit:
+                pass
+
+        class Mid(Base):
+            event def quote(self, price: float) when price < self.limit:
+                Base.quote(self, price)
+    ''')
+    m = ns["Mid"]()
+    # what the override's body would meet (it was "too many positional arguments")
+    with pytest.raises(TypeError, match=r"Base.quote\(...\) publishes an event and takes no object; .* "
+                                        r"call super\(\).quote\(...\)"):
+        ns["Base"].quote(m, 1.0)
+    m.close()
+
+
 def test_a_plain_method_of_a_mixin_that_hides_an_event_method_is_named():
     with pytest.raises(TypeError, match=r"B.quote is a plain method of Mixin, which hides the event method "
                                         r"Base.quote \(method resolution order: B, Mixin, Base\); put Base before"):

@@ -240,3 +240,20 @@ def test_guards_take_comments_and_identifiers_in_any_script():
     W.wurf(1.0, "é")
     eventpy.drain(5.0)
     assert w.got == [1.0]
+
+
+def test_eventpy_run_shows_the_traceback_from_the_programs_own_frames(tmp_path):
+    prog = tmp_path / "wrong.epy"
+    prog.write_text(textwrap.dedent('''
+        def check(limit):
+            if limit < 0:
+                raise ValueError("a limit is not negative")
+
+        check(-1)
+    ''').lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog)], capture_output=True, text=True)
+    assert out.returncode == 1
+    # as `python wrong.py` shows it: no frames of runpy, of this command or of the import hook
+    frames = [line for line in out.stderr.splitlines() if line.startswith("  File ")]
+    assert frames == [f'  File "{prog}", line 5, in <module>', f'  File "{prog}", line 3, in check'], out.stderr
+    assert out.stderr.rstrip().endswith("ValueError: a limit is not negative")

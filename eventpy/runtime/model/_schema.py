@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
+from .._params import plain as _plain
+
 #: The attribute types of DESIGN §1.1: ordered (numeric) and enumerated (str, bool).
 ATTRIBUTE_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool}
 NUMERIC = (int, float)
@@ -25,6 +27,12 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
         return value
     if t is float and vt is int:
         return float(value)
+    if t is not bool:  # np.float64, np.int64, an IntEnum, a str subclass: as the built-in value
+        v = _plain(value)
+        if type(v) is t:
+            return v
+        if t is float and type(v) is int:
+            return float(v)
     raise TypeError(
         f"{what} {attr!r} must be {t.__name__}, got {vt.__name__} {value!r}"
     )
@@ -73,8 +81,8 @@ class EventType:
             try:
                 for a, t in self._checks:
                     v = kwargs[a]
-                    if type(v) is not t:
-                        v = check_value(a, t, v)
+                    if type(v) is not t:  # named with the type: a program publishes several with a `price`
+                        v = check_value(a, t, v, f"{self.name}: attribute")
                     if v != v:
                         raise ValueError(f"{self.name}: attribute {a!r} is NaN, which no guard can match")
                     out.append(v)
