@@ -120,7 +120,9 @@ class BrokerServer:
         self._stop_reason = reason
         self._stop.set()
 
-    async def run(self, started: "threading.Event | None" = None) -> None:
+    async def run(self, started: Any = None) -> None:
+        """Serve until `shutdown`; `started.set()` is called once the socket listens (a
+        threading.Event, or the launcher's pid file)."""
         server = await asyncio.start_server(self._accept, self.host, self.port)
         self.port = server.sockets[0].getsockname()[1]  # the real port when asked for port 0
         if started is not None:
