@@ -192,9 +192,7 @@ class Node:
         # the silent broker's name) arrives before we give up
         token, done = self._local.request_ack(budget=timeout * 0.9)
         if not done.wait(timeout):
-            with self._local.lock:  # a late answer is not kept
-                self._local.acks.pop(token, None)
-                self._local.core.acked.pop(token, None)
+            self._local.give_up(token)  # a late answer is not kept
             raise UpdateNotConfirmed(self._local.overlay.edge_name(), timeout)
         with self._local.lock:
             failed = self._local.core.acked.pop(token, None)
@@ -430,11 +428,14 @@ def _barrier(deadline: float, timeout: float) -> None:
     """Every message sent by this process so far processed, and the callbacks it caused returned."""
     with _lock:
         nodes = list(_nodes)
-    waits = [(n, n._local.flush()) for n in nodes if not n._local.closed]
-    for node, done in waits:
+    waits = [(n, *n._local.flush()) for n in nodes if not n._local.closed]
+    for node, token, done in waits:
         if not done.wait(max(0.0, deadline - time.monotonic())):
-            raise TimeoutError(f"drain: node {node.name} had no answer to its flush within {timeout}s")
-    for node, _ in waits:
+            for n, t, _ in waits:  # not asked again after a reconnection, nor kept when answered
+                n._local.give_up(t)
+            raise TimeoutError(f"drain: node {node.name} had no answer to its flush from broker "
+                               f"{node._local.overlay.edge_name()} within {timeout}s")
+    for node, _, _ in waits:
         if not node._local.wait_local(max(0.0, deadline - time.monotonic())):
             raise TimeoutError(f"drain: callbacks of node {node.name} still running after {timeout}s")
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from ._executor import DeliveryPool, SerialQueue, callback_failed
 from .broker import Broker
 from .client import ClientCore, SubscriptionState
-from .messages import Ack, Flush, FlushAck, Pub
+from .messages import Ack, AckReq, Flush, FlushAck, Pub
 from .model import received_event
 
 log = logging.getLogger("eventpy.embedded")
@@ -51,6 +51,10 @@ class LocalNode:
         self.queues: dict[int, SerialQueue] = {}  # id(delivery group) -> its serial queue
         self._retired: list[SerialQueue] = []  # queues of closed subscriptions still running
         self.acks: dict[tuple, threading.Event] = {}
+        # a FLUSH or ACKREQ asked again after a reconnection (`resync`): its new token -> the token
+        # its waiter knows; and when each ACKREQ's budget ends (it is asked again with the rest)
+        self._renamed: dict[tuple, tuple] = {}
+        self._ack_deadlines: dict[tuple, float] = {}
         self.closed = False
         self._flagged = False  # queued in the overlay's ready list
         self.max_outbox = MAX_OUTBOX
@@ -107,13 +111,14 @@ class LocalNode:
         finally:
             self._waiting -= 1
 
-    def flush(self) -> threading.Event:
+    def flush(self) -> tuple[tuple, threading.Event]:
+        """A barrier (`drain`): the event is set when the broker answers the FLUSH."""
         done = threading.Event()
         with self.lock:
             token = self.core.flush()
             self.acks[token] = done
         self.overlay.wake(self)
-        return done
+        return token, done
 
     def request_ack(self, budget: float) -> tuple[tuple, threading.Event]:
         """A cascading acknowledgement of the changes sent so far (000 §9.3): the event is set
@@ -122,8 +127,38 @@ class LocalNode:
         with self.lock:
             token = self.core.request_ack(budget)
             self.acks[token] = done
+            self._ack_deadlines[token] = time.monotonic() + budget
         self.overlay.wake(self)
         return token, done
+
+    def give_up(self, token: tuple) -> None:
+        """Nobody waits for `token` (a FLUSH or ACKREQ) any more: a late answer is not kept, and
+        a reconnection does not ask it again."""
+        with self.lock:
+            for t in [new for new, old in self._renamed.items() if old == token] + [token]:
+                self._renamed.pop(t, None)
+                self._ack_deadlines.pop(t, None)
+                self.acks.pop(t, None)
+                self.core.acked.pop(t, None)
+
+    def resync(self) -> None:
+        """After the transport reconnected to a broker that forgot this node (`ClientCore.resync`).
+        A FLUSH or ACKREQ that had been sent went down with the connection and is never answered,
+        so a `drain()` or `confirm()` waiting for it would wait its whole timeout although the
+        overlay is back: each one still awaited is asked again, under a new token (the old one may
+        still be travelling in the overlay, where a token seen twice counts as a cycle)."""
+        with self.lock:
+            self.core.resync()
+            queued = {m.token for m in self.core.outbox if type(m) in (Flush, AckReq)}
+            for token in [t for t in self.acks if t not in queued]:
+                deadline = self._ack_deadlines.pop(token, None)
+                if deadline is None:
+                    new = self.core.flush()
+                else:
+                    new = self.core.request_ack(max(0.0, deadline - time.monotonic()))
+                    self._ack_deadlines[new] = deadline
+                self.acks[new] = self.acks.pop(token)
+                self._renamed[new] = self._renamed.pop(token, token)
 
     def wait_local(self, timeout: float | None) -> bool:
         """Wait until every delivery queued so far on this node has run."""
@@ -149,7 +184,9 @@ class LocalNode:
             self._after_deliveries(lambda: self.send_ack(msg.token))
             return
         if kind is FlushAck:
-            done = self.acks.pop(msg.token, None)
+            with self.lock:
+                done = self.acks.pop(msg.token, None)
+                self._renamed.pop(msg.token, None)
             if done is not None:
                 done.set()
             return
@@ -157,8 +194,10 @@ class LocalNode:
             with self.lock:
                 self.core.receive(msg)
                 done = self.acks.pop(msg.ref, None)
-                if done is None:  # nobody waits any more (a confirm timed out): keep nothing
-                    self.core.acked.pop(msg.ref, None)
+                self._ack_deadlines.pop(msg.ref, None)
+                failed = self.core.acked.pop(msg.ref, None)
+                if done is not None:  # else nobody waits any more (a confirm timed out): keep nothing
+                    self.core.acked[self._renamed.pop(msg.ref, msg.ref)] = failed  # as its waiter knows it
             if done is not None:
                 done.set()
             return

@@ -103,6 +103,14 @@ def _check_brokers(path: Path, brokers: Any) -> None:
         if unknown:  # often a top-level key written after the last [brokers.NAME] header
             raise SystemExit(f"{path}: broker {name!r} has unknown setting {unknown[0]!r} (a broker has host "
                              "and port; top-level settings go before the first [brokers.NAME] table)")
+        # filled in here, once: every reader (a broker dialing its neighbors too) finds it set
+        b.setdefault("host", "127.0.0.1")
+    where: dict[tuple[str, int], str] = {}
+    for name, b in brokers.items():
+        other = where.setdefault((b["host"], b["port"]), name)
+        if other != name:  # the second would fail to listen after the first had started
+            raise SystemExit(f"{path}: brokers {other!r} and {name!r} both listen on {b['host']}:{b['port']}; "
+                             "give each broker its own port")
 
 
 def _links(path: Path, links: Any) -> tuple[tuple[str, str], ...]:
@@ -129,27 +137,45 @@ def run_broker(config: Path, name: str) -> int:
     neighbors = {n: (cfg["brokers"][n]["host"], int(cfg["brokers"][n]["port"])) for n in topo.neighbors(name)}
     broker = Broker(name, mode=cfg.get("mode", "parametric"), matcher=cfg.get("matcher", "fastint"),
                     summary=cfg.get("summary", "attribute"))
-    server = BrokerServer(broker, me.get("host", "127.0.0.1"), int(me["port"]), neighbors,
+    server = BrokerServer(broker, me["host"], int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
     tune_gc_for_server()
     # beside the configuration, as `overlay up` writes it: a broker restarted by hand is then seen
     # by `overlay status` and stopped by `overlay down`
-    pid_file = config.parent / f"{name}.pid"
-    pid_file.write_text(str(os.getpid()))
+    pid_file = _PidFile(config.parent / f"{name}.pid")
     try:
-        asyncio.run(_serve_until_signalled(server))
+        asyncio.run(_serve_until_signalled(server, pid_file))
     except KeyboardInterrupt:  # Ctrl-C before the loop's handler was in place
         pass
     except OSError as e:  # at start: the address is taken or not this machine's
-        print(f"{config}: broker {name} cannot listen on {server.host}:{server.port}: {e.strerror or e}",
+        hint = ""
+        other = pid_file.owner()
+        if other not in (None, os.getpid()):  # the usual cause: restarting a broker that never stopped
+            hint = f" (broker {name} is still running as pid {other}: stop it first, or leave it running)"
+        print(f"{config}: broker {name} cannot listen on {server.host}:{server.port}: {e.strerror or e}{hint}",
               file=sys.stderr)
-        if pid_file.read_text() == str(os.getpid()):
-            pid_file.unlink(missing_ok=True)
         return 1
     return 0
 
 
-async def _serve_until_signalled(server: BrokerServer) -> None:
+class _PidFile:
+    """A broker's pid file, written once it listens (`BrokerServer.run` calls `set`). Written
+    before, a second `eventpy broker` for a broker that still runs replaced the running one's pid
+    and then removed the file when it could not listen: `overlay status` showed that broker dead
+    and `overlay down` left it running."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def set(self) -> None:
+        self.path.write_text(str(os.getpid()))
+
+    def owner(self) -> int | None:
+        """The pid of the live broker this file names (`overlay up` wrote ours), else None."""
+        return int(self.path.read_text()) if _alive(self.path) else None
+
+
+async def _serve_until_signalled(server: BrokerServer, listening: _PidFile | None = None) -> None:
     """Serve until SIGTERM (`eventpy overlay down`) or SIGINT (Ctrl-C in the foreground), then
     close the links and return. The handlers run on the loop, between its callbacks: a Python
     signal handler raised SystemExit inside whatever the loop was doing, and tasks cancelled in
@@ -157,7 +183,7 @@ async def _serve_until_signalled(server: BrokerServer) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, server.shutdown, sig.name)
-    await server.run()
+    await server.run(listening)
 
 
 def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str | None,

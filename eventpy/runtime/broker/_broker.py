@@ -26,7 +26,7 @@ from typing import Any, Callable, Hashable
 from ..matching import Matcher, make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
-from ..model import EventType
+from ..model import EventType, ValueSet
 from ._state import MessageError, SubState
 from ._summary import SUMMARIES
 
@@ -92,6 +92,11 @@ class Broker:
         # `stats` folds them in
         self.n_received = self.n_sent = self.n_pub_received = self.n_pub_forwarded = 0
         self._sids = count(1)
+        # about how many bytes a summary sent to a neighbor may take (None: no limit). A summary is
+        # the union of many subscriptions' filters and can outgrow a frame that each of them fits
+        # in; a transport with a frame limit sets this, and a larger summary goes as "every event
+        # of the type" (coverage holds; this broker's own index still filters exactly)
+        self.max_summary: int | None = None
 
     @property
     def stats(self) -> Counter:
@@ -341,6 +346,9 @@ class Broker:
             new = ts.summary.summary_for(link)
             if len(new) > 1:
                 new.sort(key=_order)
+            if self.max_summary is not None and new and _size(new) > self.max_summary:
+                new = [{}]
+                self._stats["summary_widened"] += 1
             sent = ts.sent.get(link)
             if sent is not None and new == sent.filters:
                 continue
@@ -468,6 +476,18 @@ class Broker:
 def _others(links: set, link: Link) -> bool:
     """Does `links` hold a link other than `link`? (without copying the set)"""
     return len(links) > (1 if link in links else 0)
+
+
+def _size(filters: list[dict]) -> int:
+    """About the bytes of `filters` on the wire, at most 4 per character of a string (UTF-8)."""
+    n = 0
+    for f in filters:
+        for c in f.values():
+            n += 16
+            if type(c) is ValueSet:
+                for v in c.values:
+                    n += 4 * len(v) + 5 if type(v) is str else 9
+    return n
 
 
 def _order(flt: dict) -> tuple:

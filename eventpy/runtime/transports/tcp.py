@@ -102,6 +102,7 @@ class BrokerServer:
         self.max_pending = max_pending
         self.stall = stall
         self.broker = broker
+        broker.max_summary = max_frame // 2  # a summary, with the rest of its SUB, fits a frame
         self.host, self.port = host, port
         self.neighbors = neighbors  # broker name -> (host, port)
         self.status_file = status_file
@@ -120,7 +121,9 @@ class BrokerServer:
         self._stop_reason = reason
         self._stop.set()
 
-    async def run(self, started: "threading.Event | None" = None) -> None:
+    async def run(self, started: Any = None) -> None:
+        """Serve until `shutdown`; `started.set()` is called once the socket listens (a
+        threading.Event, or the launcher's pid file)."""
         server = await asyncio.start_server(self._accept, self.host, self.port)
         self.port = server.sockets[0].getsockname()[1]  # the real port when asked for port 0
         if started is not None:
@@ -301,7 +304,14 @@ class BrokerServer:
             else:
                 data = encoded.get(id(msg)) if encoded is not None else None
                 if data is None:
-                    data = encode(msg, self.max_frame)
+                    try:
+                        data = encode(msg, self.max_frame)
+                    except WireError as e:  # ours to send: the link that caused it did no wrong
+                        # (closing it made its client reconnect and re-send the same, for ever)
+                        log.error("%s: cannot send a %s to %r: %s", self.broker.name, type(msg).__name__.upper(),
+                                  link, e)
+                        self.broker._stats["unsendable"] += 1
+                        continue
                     if encoded is None:
                         encoded = {}
                     encoded[id(msg)] = data

@@ -169,8 +169,7 @@ class TcpOverlay:
                 except (ConnectionError, OSError, WireError, asyncio.TimeoutError):
                     continue
             delay = 0.05
-            with node.lock:
-                node.core.resync()
+            node.resync()
             log.warning("node %s: reconnected to %s:%s", node.link, self.host, self.port)
 
     async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder) -> None:
