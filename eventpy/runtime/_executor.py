@@ -30,6 +30,16 @@ def in_callback() -> bool:
     return getattr(_here, "running", False)
 
 
+def handling(origin: str) -> None:
+    """This delivery thread runs the callback of an event published by node `origin`."""
+    _here.origin = origin
+
+
+def handled_origin() -> str | None:
+    """The node that published the event whose callback this thread runs (None: no callback)."""
+    return getattr(_here, "origin", None) if getattr(_here, "running", False) else None
+
+
 class _Workers:
     """Up to `size` daemon threads running submitted callables, started as work comes. Not
     concurrent.futures: its executors refuse work once the main thread has returned, while other

@@ -20,7 +20,7 @@ from collections.abc import Mapping as _MappingABC
 from typing import Any, Callable, Mapping
 
 from ..guards import compile_guard
-from ._executor import in_callback
+from ._executor import handled_origin, in_callback
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type
@@ -37,9 +37,12 @@ _sent_in_callbacks = 0  # messages event callbacks sent: drain() goes on while t
 
 def _sent_by_callback() -> None:
     """Count a message an event callback sent (an event, an update, a subscription made or
-    ended): drain() waits for what the events before it caused in turn (a rally of events)."""
+    ended) while handling an event this process published: drain() waits for what the events
+    before it caused in turn (a rally of events). What callbacks send on events from other
+    processes (a feed that never stops) is not this process's chain: drain() does not wait for it."""
     global _sent_in_callbacks
-    if in_callback():
+    origin = handled_origin()
+    if origin is not None and any(n.name == origin for n in _nodes):
         with _lock:
             _sent_in_callbacks += 1
 

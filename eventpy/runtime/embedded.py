@@ -19,7 +19,7 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from ._executor import DeliveryPool, SerialQueue, callback_failed
+from ._executor import DeliveryPool, SerialQueue, callback_failed, handling
 from .broker import Broker
 from .client import ClientCore, SubscriptionState
 from .messages import Ack, AckReq, Flush, FlushAck, Pub
@@ -263,6 +263,7 @@ class LocalNode:
                     continue
                 delivered += 1
                 if state.on_event is not None:
+                    handling(d[1])  # what the callback sends is part of a chain if d[1] is ours (drain)
                     try:
                         state.on_event(received_event(state.etype, d[0], d[1:]))
                     except BaseException as e:  # one failing callback does not drop the rest of the batch
