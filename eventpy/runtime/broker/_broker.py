@@ -26,6 +26,7 @@ from typing import Any, Callable, Hashable
 from ..matching import Matcher, make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
+from ._evolving import DEFAULT_HORIZON, EvolvingHulls, summary_filter
 from ..model import EventType, ValueSet
 from ._state import MessageError, SubState
 from ._summary import SUMMARIES
@@ -70,7 +71,11 @@ _ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
 
 class Broker:
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
-                 summary: str = "attribute", clock: Callable[[], float] = time.monotonic) -> None:
+                 summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
+                 overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON) -> None:
+        """`clock` times the broker's timers; `overlay_clock` is the clock of publication times
+        (Pub.time, what elapsed() is measured on); `evolve_horizon`: how often the summaries of
+        evolving subscriptions are recomputed (_evolving)."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose parametric or resub")
         if summary not in SUMMARIES:
@@ -86,6 +91,7 @@ class Broker:
         self.flushes: dict[tuple, tuple[Link | None, set]] = {}
         self.clock = clock
         self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
+        self.evolving = EvolvingHulls(evolve_horizon, overlay_clock, self._holds)
         self._stats: Counter = Counter()
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
         # attribute's ~30 ns; four of them per PUB were a fifth of a broker's routing time);
@@ -199,11 +205,32 @@ class Broker:
     def tick(self, now: float | None = None) -> Sends:
         """Timers: acknowledgements not received within their budget are answered as failed,
         naming the brokers that stayed silent (000 §9.3)."""
-        return self.acks.expire(self.clock() if now is None else now)
+        out = self.acks.expire(self.clock() if now is None else now)
+        touched = {}
+        for etype, key, state in self.evolving.due():
+            if not self._holds(etype, key, state):
+                continue  # gone, or replaced by a SUB of the same sid (tracked on its own)
+            ts = self.types[etype]
+            for ci in state.switched_on:
+                if state.evolving[ci]:
+                    ts.summary.set_entry(state.link, (*key, ci), self._summary_filter(ts, state, ci))
+            self.evolving.track(etype, key, state)
+            touched[etype] = ts
+        for ts in touched.values():
+            self._propagate(ts, out)
+        return out
 
     def next_deadline(self) -> float | None:
         """When `tick` next has something to do (None: nothing pending)."""
-        return self.acks.next_deadline()
+        due, evolve = self.acks.next_deadline(), self.next_evolution()
+        return evolve if due is None else due if evolve is None else min(due, evolve)
+
+    def next_evolution(self) -> float | None:
+        """When the summaries of evolving subscriptions are next recomputed (on `clock`)."""
+        evolve = self.evolving.next_due()
+        if evolve is None:
+            return None
+        return self.clock() + (evolve - self.evolving.overlay_clock())  # from the overlay clock
 
     # -- advertisements (Fig. 6 lines 7-9) ------------------------------------------------------------
     def _type(self, name: str) -> _TypeState:
@@ -269,8 +296,22 @@ class Broker:
         for ci in state.switched_on:
             flt = state.filter(ci)
             ts.matcher.add((link, msg.sid, ci), flt)
-            ts.summary.set_entry(link, (link, msg.sid, ci), flt)
+            ts.summary.set_entry(link, (link, msg.sid, ci), self._summary_filter(ts, state, ci, flt))
+        if any(state.evolving):
+            self.evolving.track(msg.etype, key, state)
         self._propagate(ts, out)
+
+    def _holds(self, etype: str, key: tuple, state: SubState) -> bool:
+        """Whether `state` is still the subscription held under `key`."""
+        ts = self.types.get(etype)
+        return ts is not None and ts.subs.get(key) is state
+
+    def _summary_filter(self, ts: _TypeState, state: SubState, ci: int, flt: dict | None = None) -> dict:
+        """What the summaries get of a conjunction: its filter, evolving bounds narrowed to the
+        values they take over the current window (the matcher keeps them open: _evolving)."""
+        if not state.evolving[ci]:
+            return state.filter(ci) if flt is None else flt
+        return summary_filter(state, ci, ts.etype.schema, self.evolving.window())
 
     def _on_unsub(self, link: Link, msg: Unsub, out: Sends) -> None:
         ts = self._type(msg.etype)
@@ -310,8 +351,16 @@ class Broker:
                         c = None
                     key = (link, sid, ci)
                     ts.matcher.update(key, attr, c)
-                    ts.summary.update_entry(link, key, attr, c)
+                    if state.evolving[ci]:  # the summary's bound on attr may be narrowed too
+                        ts.summary.set_entry(link, key, self._summary_filter(ts, state, ci))
+                    else:
+                        ts.summary.update_entry(link, key, attr, c)
                     changed = True
+            elif what == "param" and any(state.evolving):  # an evolving bound may read it
+                for ci in on:
+                    if state.evolving[ci]:
+                        ts.summary.set_entry(link, (link, sid, ci), self._summary_filter(ts, state, ci))
+                        changed = True
             elif what == "switch":
                 key = (link, sid, ci)
                 was = ci in on
@@ -329,7 +378,7 @@ class Broker:
         if switched:
             for ci in switched:
                 if ci in on:
-                    ts.summary.set_entry(link, (link, sid, ci), state.filter(ci))
+                    ts.summary.set_entry(link, (link, sid, ci), self._summary_filter(ts, state, ci))
             changed = True
         if changed:
             self._propagate(ts, out)

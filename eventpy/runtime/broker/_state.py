@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from ...guards import TreeError, compile_predicate, reads_time
+from ...guards._hull import evolving_bound
 from ..model import EventType, Interval, SetDelta, ValueSet
 
 MAX_CONJUNCTIONS = 1024
@@ -17,7 +18,8 @@ class MessageError(ValueError):
 
 
 class SubState:
-    __slots__ = ("link", "sid", "conjs", "values", "seqs", "roles", "residual", "switched_on", "timed")
+    __slots__ = ("link", "sid", "conjs", "values", "seqs", "roles", "residual", "switched_on", "timed",
+                 "evolving")
 
     def __init__(self, link: Hashable, sid: Any, etype: EventType, spec: Any, values: Any) -> None:
         if type(sid) is not int:
@@ -36,6 +38,8 @@ class SubState:
         self.conjs: list[tuple[tuple[tuple[str, int], ...], int]] = []
         self.residual: list[tuple] = []
         self.timed = False  # a predicate reads the event's publication time (elapsed())
+        # per conjunction, its evolving bounds `attr op E(time)` (what summaries can narrow)
+        self.evolving: list[list[tuple[str, str, Any]]] = []
         for ci, conj in enumerate(spec):
             try:
                 constraints, switch, trees = conj
@@ -61,6 +65,7 @@ class SubState:
             self.conjs.append((constraints, switch))
             self.residual.append(preds)
             self.timed = self.timed or any(reads_time(t) for t in trees)
+            self.evolving.append([b for b in (evolving_bound(t, etype.attrs) for t in trees) if b])
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
 
     def active(self, ci: int) -> bool:

@@ -245,13 +245,15 @@ class Simulation:
         self.link_delay = link_delay
         self.service = service or CostModel()
         self.now = 0.0
-        self._events: list[tuple[float, int, Callable[[], None]]] = []
+        self._events: list[tuple[float, int, Callable[[], None], bool]] = []  # (t, seq, action, background)
+        self._background = 0  # how many of them are background actions
         self._seq = itertools.count()
         self.brokers: dict[str, Broker] = {
-            b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now)
+            b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now,
+                      overlay_clock=lambda: self.now)
             for b in topology.brokers}
         self.silenced: set[str] = set()  # brokers whose output is lost (a hung process)
-        self._ticks: dict[str, float] = {}  # broker -> when its next timer check is scheduled
+        self._ticks: dict[tuple[str, str], float] = {}  # (broker, "acks"|"evolve") -> next timer check
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
         self.sent: Counter = Counter()  # (sending broker, kind) -> messages
@@ -276,18 +278,24 @@ class Simulation:
         return c
 
     # -- the clock ---------------------------------------------------------------------------------------
-    def at(self, t: float, action: Callable[[], None]) -> None:
-        heapq.heappush(self._events, (max(t, self.now), next(self._seq), action))
+    def at(self, t: float, action: Callable[[], None], background: bool = False) -> None:
+        """Run `action` at virtual time t. A background action (a periodic timer: the evolving
+        subscriptions' summaries) runs in time order with the rest but keeps nothing alive: the
+        simulation is quiescent when only background actions are left."""
+        heapq.heappush(self._events, (max(t, self.now), next(self._seq), action, background))
+        self._background += background
 
     def run(self, until: float | None = None, max_events: int = 50_000_000) -> float:
-        """Process events in time order until none is left (quiescence) or `until`."""
+        """Process events in time order until none but background ones is left (quiescence) or
+        `until`."""
         n = 0
-        while self._events:
-            t, _, action = self._events[0]
+        while len(self._events) > (0 if until is not None else self._background):
+            t, _, action, background = self._events[0]
             if until is not None and t > until:
                 self.now = until
                 break
             heapq.heappop(self._events)
+            self._background -= background
             self.now = t
             action()
             n += 1
@@ -358,18 +366,21 @@ class Simulation:
         self.silenced.add(broker)
 
     def _schedule_tick(self, broker: str) -> None:
-        due = self.brokers[broker].next_deadline()
-        if due is None or self._ticks.get(broker, float("inf")) <= due:
-            return
-        self._ticks[broker] = due
+        """The broker's timers: acknowledgement budgets keep the simulation going; the periodic
+        recomputation of evolving subscriptions' summaries runs in the background."""
+        b = self.brokers[broker]
+        for kind, due in (("acks", b.acks.next_deadline()), ("evolve", b.next_evolution())):
+            if due is None or self._ticks.get((broker, kind), float("inf")) <= due:
+                continue
+            self._ticks[broker, kind] = due
 
-        def tick() -> None:
-            if self._ticks.get(broker) == due:
-                del self._ticks[broker]
-            self._emit(broker, self.brokers[broker].tick(self.now))
-            self._schedule_tick(broker)
+            def tick(kind: str = kind, due: float = due) -> None:
+                if self._ticks.get((broker, kind)) == due:
+                    del self._ticks[broker, kind]
+                self._emit(broker, self.brokers[broker].tick(self.now))
+                self._schedule_tick(broker)
 
-        self.at(due, tick)
+            self.at(due, tick, background=kind == "evolve")
 
     def _emit(self, src: str, sends: list) -> None:
         if src in self.silenced:

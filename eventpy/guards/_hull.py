@@ -1,0 +1,153 @@
+"""Where an evolving predicate can hold over a stretch of time: interval arithmetic on the
+restricted trees of `_exprs`, with the publication time ("time",) ranging over [t_lo, t_hi].
+
+Paper 003 §IV-A: a broker forwards an *overestimating* version of an evolving subscription to
+other brokers (and keeps the exact one for its own subscribers). For `price <= x0 + v * elapsed()`
+the overestimate over a window of publication times is `price <= max of x0 + v * t over the
+window`, which the summary a broker sends upstream can carry as an ordinary interval.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+from ..runtime.model import INF, Interval
+
+Range = tuple[float, float]
+
+ORDER_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | None:
+    """(attribute, operator as seen from it, the other side) for a predicate tree of the shape
+    `a op E` or `E op a` where E reads the publication time and no attribute; else None."""
+    if not isinstance(tree, (tuple, list)) or len(tree) != 3 or tree[0] not in ORDER_FLIP:
+        return None
+    op, left, right = tree
+    if _is_attr(left) and _reads_time(right) and not _reads_attr(right):
+        return attrs[left[1]], op, right
+    if _is_attr(right) and _reads_time(left) and not _reads_attr(left):
+        return attrs[right[1]], ORDER_FLIP[op], left
+    return None
+
+
+def bound_interval(op: str, r: Range | None) -> Interval | None:
+    """The values of the attribute that satisfy `a op E` for some value of E in r (None: any)."""
+    if r is None:
+        return None
+    lo, hi = r
+    if op == "<":
+        return Interval(-INF, True, hi, False)
+    if op == "<=":
+        return Interval(-INF, True, hi, True)
+    if op == ">":
+        return Interval(lo, False, INF, True)
+    if op == ">=":
+        return Interval(lo, True, INF, True)
+    return Interval(lo, True, hi, True)  # ==
+
+
+def tree_range(tree: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Range | None:
+    """An interval holding every value the attribute-free numeric tree takes while the publication
+    time ranges over [t_lo, t_hi]; None where it cannot be bounded (a division by a range holding
+    0, a value that is not a number)."""
+    try:
+        r = _range(tree, vs, (t_lo, t_hi))
+    except (ArithmeticError, ValueError, TypeError, IndexError):
+        return None
+    if r is None or r[0] != r[0] or r[1] != r[1]:  # NaN: 0 * inf, inf - inf
+        return None
+    return r
+
+
+def _range(t: Any, vs: Sequence[Any], time: Range) -> Range | None:
+    kind = t[0]
+    if kind == "c" or kind == "v":
+        v = t[1] if kind == "c" else vs[t[1]]
+        if type(v) not in (int, float):
+            return None
+        return (v, v)
+    if kind == "time":
+        return time
+    if kind == "neg":
+        r = _range(t[1], vs, time)
+        return None if r is None else (-r[1], -r[0])
+    if kind in ("+", "-", "*", "/"):
+        a, b = _range(t[1], vs, time), _range(t[2], vs, time)
+        if a is None or b is None:
+            return None
+        if kind == "+":
+            return (a[0] + b[0], a[1] + b[1])
+        if kind == "-":
+            return (a[0] - b[1], a[1] - b[0])
+        if kind == "/":
+            if b[0] <= 0 <= b[1]:
+                return None
+            b = (1 / b[1], 1 / b[0])
+        products = [x * y for x in a for y in b]
+        return (min(products), max(products))
+    if kind == "f":
+        args = [_range(a, vs, time) for a in t[2:]]
+        if any(a is None for a in args):
+            return None
+        fn = _FUNCTIONS.get(t[1])
+        return None if fn is None else fn(args)
+    return None
+
+
+def _abs(r: Range) -> Range:
+    lo, hi = r
+    if lo >= 0:
+        return r
+    if hi <= 0:
+        return (-hi, -lo)
+    return (0.0, max(-lo, hi))
+
+
+def _round(args: list[Range]) -> Range | None:
+    if len(args) == 1:
+        return (round(args[0][0]), round(args[0][1]))  # non-decreasing
+    nd = args[1]
+    if nd[0] != nd[1]:
+        return None
+    return (round(args[0][0], int(nd[0])), round(args[0][1], int(nd[0])))
+
+
+def _sqrt(args: list[Range]) -> Range | None:
+    lo, hi = args[0]
+    if hi < 0:
+        return None  # nowhere defined: the predicate never holds; None keeps the summary safe
+    return (math.sqrt(max(lo, 0.0)), math.sqrt(hi))
+
+
+def _hypot(args: list[Range]) -> Range:
+    mags = [_abs(a) for a in args]
+    return (math.hypot(*(m[0] for m in mags)), math.hypot(*(m[1] for m in mags)))
+
+
+# each non-decreasing in every argument, or made so (abs, hypot through magnitudes)
+_FUNCTIONS: dict[str, Callable[[list[Range]], Range | None]] = {
+    "abs": lambda a: _abs(a[0]),
+    "min": lambda a: (min(r[0] for r in a), min(r[1] for r in a)),
+    "max": lambda a: (max(r[0] for r in a), max(r[1] for r in a)),
+    "round": _round,
+    "math.sqrt": _sqrt,
+    "math.hypot": _hypot,
+    "math.floor": lambda a: (math.floor(a[0][0]), math.floor(a[0][1])),
+    "math.ceil": lambda a: (math.ceil(a[0][0]), math.ceil(a[0][1])),
+}
+
+
+def _is_attr(t: Any) -> bool:
+    return isinstance(t, (tuple, list)) and len(t) == 2 and t[0] == "a"
+
+
+def _reads_time(t: Any) -> bool:
+    return isinstance(t, (tuple, list)) and bool(t) and (
+        t[0] == "time" or any(_reads_time(c) for c in t[1:]))
+
+
+def _reads_attr(t: Any) -> bool:
+    return isinstance(t, (tuple, list)) and bool(t) and (
+        t[0] == "a" or any(_reads_attr(c) for c in t[1:]))
