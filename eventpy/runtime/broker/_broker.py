@@ -26,8 +26,9 @@ from typing import Any, Callable, Hashable
 from ..matching import Matcher, make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
+from ._upstream import Upstream
 from ._evolving import DEFAULT_HORIZON, EvolvingHulls, summary_filter
-from ..model import EventType, ValueSet
+from ..model import EventType
 from ._state import MessageError, SubState
 from ._summary import SUMMARIES
 
@@ -35,16 +36,6 @@ log = logging.getLogger("eventpy.broker")
 Link = Hashable
 Sends = list[tuple[Link, Any]]
 MODES = ("parametric", "resub")
-
-
-@dataclass
-class _Sent:
-    """What this broker has subscribed at one upstream neighbor for one event type."""
-
-    sid: int
-    filters: list[dict]
-    structure: tuple
-    seqs: list[int]
 
 
 @dataclass
@@ -69,7 +60,7 @@ class _TypeState:
 _ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
 
 
-class Broker:
+class Broker(Upstream):
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
                  overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON) -> None:
@@ -383,51 +374,6 @@ class Broker:
         if changed:
             self._propagate(ts, out)
 
-    # -- propagate (Fig. 6 lines 39-47) -------------------------------------------------------------
-    def _propagate(self, ts: _TypeState, out: Sends) -> None:
-        if ts.upstream:
-            ts.summary.settle()  # the version read below is then the one the summaries are for
-        for link in ts.upstream:
-            version = ts.summary.version
-            if ts.seen.get(link) == version:
-                continue  # nothing that could change this neighbor's summary happened
-            ts.seen[link] = version
-            new = ts.summary.summary_for(link)
-            if len(new) > 1:
-                new.sort(key=_order)
-            if self.max_summary is not None and new and _size(new) > self.max_summary:
-                new = [{}]
-                self._stats["summary_widened"] += 1
-            sent = ts.sent.get(link)
-            if sent is not None and new == sent.filters:
-                continue
-            structure = tuple(tuple(sorted(f)) for f in new)
-            name = ts.etype.name
-            if self.mode == "parametric" and sent is not None and structure == sent.structure:
-                changes: dict = {}
-                var = 0
-                for f_old, f_new in zip(sent.filters, new):
-                    for attr in sorted(f_new):
-                        if f_new[attr] != f_old[attr]:
-                            sent.seqs[var] += 1
-                            changes[var] = (f_new[attr], sent.seqs[var])
-                        var += 1
-                sent.filters = new
-                out.append((link, Upd(name, sent.sid, changes)))
-                self._stats["upd_sent"] += 1
-                continue
-            if new:
-                spec, values = _spec_of(new)
-                sid = next(self._sids)
-                out.append((link, Sub(name, sid, spec, values)))
-                self._stats["sub_sent"] += 1
-                ts.sent[link] = _Sent(sid, new, structure, [0] * len(values))
-            else:
-                ts.sent.pop(link, None)
-            if sent is not None:
-                out.append((link, Unsub(name, sent.sid)))
-                self._stats["unsub_sent"] += 1
-
     # -- events (Fig. 6 lines 29-32; 001 Algorithm 3) ----------------------------------------------
     def _on_pub(self, link: Link, msg: Pub, out: Sends) -> None:
         ts = self.types.get(msg.etype)
@@ -525,31 +471,3 @@ class Broker:
 def _others(links: set, link: Link) -> bool:
     """Does `links` hold a link other than `link`? (without copying the set)"""
     return len(links) > (1 if link in links else 0)
-
-
-def _size(filters: list[dict]) -> int:
-    """About the bytes of `filters` on the wire, at most 4 per character of a string (UTF-8)."""
-    n = 0
-    for f in filters:
-        for c in f.values():
-            n += 16
-            if type(c) is ValueSet:
-                for v in c.values:
-                    n += 4 * len(v) + 5 if type(v) is str else 9
-    return n
-
-
-def _order(flt: dict) -> tuple:
-    return (tuple(sorted(flt)), repr(sorted(flt.items())))
-
-
-def _spec_of(filters: list[dict]) -> tuple[tuple, list]:
-    """Broker variables (Fig. 6 line 45): one fresh variable per constraint of the summary."""
-    spec, values = [], []
-    for f in filters:
-        cons = []
-        for attr in sorted(f):
-            cons.append((attr, len(values)))
-            values.append(f[attr])
-        spec.append((tuple(cons), -1, ()))
-    return tuple(spec), values
