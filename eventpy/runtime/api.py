@@ -20,7 +20,7 @@ from collections.abc import Mapping as _MappingABC
 from typing import Any, Callable, Mapping
 
 from ..guards import compile_guard
-from ._executor import handled_origin, in_callback
+from ._executor import _here, handled_origin, in_callback
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type
@@ -241,7 +241,8 @@ class Node:
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
         self._local.publish(etype, etype.values_from(attrs))
-        _sent_by_callback()
+        if _here.running:  # asked inline: publish is the hot path
+            _sent_by_callback()
 
     def advertise(self, etype: Any) -> None:
         """Tell the overlay this node publishes `etype`: an EventType, or an event method of an

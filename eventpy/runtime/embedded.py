@@ -19,7 +19,7 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from ._executor import DeliveryPool, SerialQueue, callback_failed, handling
+from ._executor import DeliveryPool, SerialQueue, _here, callback_failed
 from .broker import Broker
 from .client import ClientCore, SubscriptionState
 from .messages import Ack, AckReq, Flush, FlushAck, Pub
@@ -254,6 +254,7 @@ class LocalNode:
         # by an update, never mutated), so the reading thread is not stalled once per event; the
         # counts reach the core's stats once per batch, before the batch counts as done.
         delivered = spurious = 0
+        here = _here  # the thread-local of _executor, read once per batch
         try:
             for state, d in zip(states, data):
                 if state.closed:
@@ -263,7 +264,7 @@ class LocalNode:
                     continue
                 delivered += 1
                 if state.on_event is not None:
-                    handling(d[1])  # what the callback sends is part of a chain if d[1] is ours (drain)
+                    here.origin = d[1]  # what the callback sends is part of a chain if d[1] is ours (drain)
                     try:
                         state.on_event(received_event(state.etype, d[0], d[1:]))
                     except BaseException as e:  # one failing callback does not drop the rest of the batch
