@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -257,3 +258,31 @@ def test_eventpy_run_shows_the_traceback_from_the_programs_own_frames(tmp_path):
     frames = [line for line in out.stderr.splitlines() if line.startswith("  File ")]
     assert frames == [f'  File "{prog}", line 5, in <module>', f'  File "{prog}", line 3, in check'], out.stderr
     assert out.stderr.rstrip().endswith("ValueError: a limit is not negative")
+
+
+def test_an_event_method_guard_evolves_with_elapsed():
+    ns = load('''
+    import time
+
+    class Player:
+        def __init__(self, speed: float):
+            self.speed = speed
+            self.since = time.time()
+            self.heard = []
+
+        event def boom(self, x: float) when abs(x - self.speed * elapsed()) < 50:
+            self.heard.append(x)
+
+        def here(self) -> float:
+            return self.speed * (time.time() - self.since)
+    ''')
+    p = ns["Player"](100.0)
+    ns["Player"].boom(400.0)  # ahead of the player
+    ns["Player"].boom(p.here())  # where it is
+    eventpy.drain(5.0)
+    time.sleep(1.0)
+    ns["Player"].boom(0.0)  # left behind by now
+    x = p.here()
+    ns["Player"].boom(x)
+    eventpy.drain(5.0)
+    assert len(p.heard) == 2 and p.heard[1] == x
