@@ -94,3 +94,15 @@ def test_the_embedded_benchmark_reports_both_paths():
         assert r["events"] == 2000 and r["events_per_s"] > 0 and r["cpu_us_per_event"] > 0
         assert 0 <= r["p50_ms"] <= r["p99_ms"]
     assert rows[0]["vs_handoff"] > 0
+
+
+def test_the_evolving_benchmark_compares_the_three_ways_on_one_workload():
+    rows = run_bench("tools/bench/evolving.py", "--quick", "--json", "--rates", "12")
+    runs = {r["way"]: r for r in rows if "way" in r}
+    assert set(runs) == {"resub", "parametric", "evolving"}
+    assert len({(r["events"], r["wanted"]) for r in runs.values()}) == 1  # the same publications and interests
+    assert runs["resub"]["sub_messages"] > runs["parametric"]["sub_messages"] > runs["evolving"]["sub_messages"] > 0
+    checks = {r["check"]: r for r in rows if "check" in r}
+    assert set(checks) == {"resub/evolving traffic at 12/s", "stepped/evolving false +/- at 12/s"}
+    traffic = checks["resub/evolving traffic at 12/s"]
+    assert abs(traffic["measured"] - runs["resub"]["sub_messages"] / runs["evolving"]["sub_messages"]) < 0.01
