@@ -34,7 +34,14 @@ def test_radar():
     assert "spurious 0" in out
 
 
-@pytest.mark.parametrize("name", ["stock.epy", "traffic.epy", "radar.epy"])
+def test_patrol():
+    out = run("patrol.epy")
+    assert "hears Aurora" in out and "hears Borealis, 3 miles ahead" in out
+    assert "Borealis, at mile 30" not in out and "Corona" not in out
+    assert "delivered 2, updates sent 0" in out
+
+
+@pytest.mark.parametrize("name", ["stock.epy", "traffic.epy", "radar.epy", "patrol.epy"])
 def test_docstring(name):
     text = (EXAMPLES / name).read_text()
     assert text.startswith('"""') and len(text.split('"""')[1]) > 100
