@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-from ..runtime.model import INF, Interval
+from ..runtime.model import Interval
+from ._plan import _interval
 
 Range = tuple[float, float]
 
@@ -37,15 +38,9 @@ def bound_interval(op: str, r: Range | None) -> Interval | None:
     if r is None:
         return None
     lo, hi = r
-    if op == "<":
-        return Interval(-INF, True, hi, False)
-    if op == "<=":
-        return Interval(-INF, True, hi, True)
-    if op == ">":
-        return Interval(lo, False, INF, True)
-    if op == ">=":
-        return Interval(lo, True, INF, True)
-    return Interval(lo, True, hi, True)  # ==
+    if op == "==":
+        return Interval(lo, True, hi, True)
+    return _interval(op, hi if op in ("<", "<=") else lo)  # the bound the range reaches farthest
 
 
 def tree_range(tree: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Range | None:
