@@ -106,6 +106,7 @@ _HINTS = {
     "is": "; compare with == or != (is and is not are not part of a guard)",
     "[": "; indexing is not part of a guard: keep the element in a field of its own",
     "%": "; the arithmetic of a guard is + - * / (no %, // or **)",
+    "=": "; to compare, write == (a guard assigns nothing)",
 }
 
 

@@ -104,9 +104,15 @@ def _check_field(obj: Any, field: str, value: Any, written: str = "") -> None:
         if field in fields and not sub.closed:
             try:
                 sub.check(**{field: value})
-            except TypeError as e:
-                what = written or f"{type(obj).__qualname__}.{field} = {value!r}"
-                raise TypeError(f"{what} refused: {e} (read by the guard of {sub.event_type.name})") from None
+            except (TypeError, ValueError) as e:
+                what = written or f"{type(obj).__qualname__}.{field} = {_short(value)}"
+                raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name})") from None
+
+
+def _short(value: Any) -> str:
+    """A value as an error message quotes it: not a megabyte of it."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({type(value).__name__} of {len(value)})"
 
 
 def _frozen(value: Any) -> Any:
@@ -129,7 +135,7 @@ class GuardField:
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
 
     def __set__(self, obj: Any, value: Any) -> None:
-        written = f"{type(obj).__qualname__}.{self.name} = {value!r}"  # before it becomes an ObservedSet
+        written = f"{type(obj).__qualname__}.{self.name} = {_short(value)}"  # before it becomes an ObservedSet
         if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
@@ -228,7 +234,7 @@ def release(obj: Any, field: str) -> None:
     st = _state(obj)
     with st.lock(field):
         value = obj.__dict__[field]
-        _check_field(obj, field, _frozen(value), f"release self.{field} (= {value!r})")
+        _check_field(obj, field, _frozen(value), f"release self.{field} (= {_short(value)})")
         st.released[field] = _frozen(value)  # a snapshot: later local changes of a set stay local
         _publish_field(obj, field, value)
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 from ..guards import compile_guard
 from ._executor import _here, handled_origin, in_callback
+from ._sizes import HEADROOM, check_fits
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type
@@ -81,7 +82,7 @@ class Subscription:
         return self._state.closed
 
     def check(self, **params: Any) -> None:
-        """Raise TypeError if `update(**params)` would (nothing is sent)."""
+        """Raise TypeError (or ValueError: too large to send) if `update(**params)` would; nothing is sent."""
         for k, v in params.items():
             kind = self._kinds.get(k)
             if kind is None:
@@ -91,6 +92,8 @@ class Subscription:
                 raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
             if kind == "set":
                 check_members(self._state.plan, k, freeze(v))
+            if kind in ("set", "str"):
+                check_fits(self._node._max_frame, "parameter", [(k, v)])
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
@@ -146,6 +149,10 @@ class Node:
         self._local = local
         self.name = local.link
         self._rum = rum  # the default update monitor of this node's subscriptions
+        # the frame limit of its transport (None: in-process, no limit), and the length past which
+        # a string attribute is measured exactly when published (below it, it always fits)
+        self._max_frame: int | None = getattr(local.overlay, "max_frame", None)
+        self._max_text = None if self._max_frame is None else (self._max_frame - HEADROOM) // 4 - 5
         self._monitored: dict[int, Any] = {}  # states that may hold an approximation
         self._settler: threading.Timer | None = None
 
@@ -178,6 +185,7 @@ class Node:
                         rum: Any = None) -> Subscription:
         """Subscribe with a compiled guard (used by code generated from .epy)."""
         env = {k: freeze(v) for k, v in env.items()}
+        check_fits(self._max_frame, "parameter", env.items())
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)
@@ -240,7 +248,12 @@ class Node:
         TimeoutError after PUBLISH_WAIT seconds without publishing (eventpy.runtime.embedded)."""
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
-        self._local.publish(etype, etype.values_from(attrs))
+        values = etype.values_from(attrs)
+        if self._max_text is not None:  # over TCP: a string too large for a frame is refused here
+            for i in etype.text_positions:
+                if len(values[i]) > self._max_text:
+                    check_fits(self._max_frame, f"{etype.name}: attribute", [(etype.attrs[i], values[i])])
+        self._local.publish(etype, values)
         if _here.running:  # asked inline: publish is the hot path
             _sent_by_callback()
 

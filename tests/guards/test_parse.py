@@ -279,7 +279,7 @@ def test_positions_point_at_the_source(tokens, seps, ops):
         ("(price < 3", 1, 11, "the guard ends too early"),
         ("price < 3 and\n   vol > > 1", 2, 10, "unexpected '>' in guard"),
         ("price < 3 and\n   vol >", 2, 9, "the guard ends too early"),
-        ("x = 3", 1, 3, "unexpected character '=' in guard"),
+        ("x = 3", 1, 3, "unexpected character '=' in guard; to compare, write == (a guard assigns nothing)"),
         ("x is None", 1, 3, "unexpected 'is' in guard; compare with == or != (is and is not are not part of a guard)"),
         ("x ** 2 > 1", 1, 4, "unexpected '*' in guard; powers are not part of a guard (write x * x)"),
         ("n % 2 == 0", 1, 3, "unexpected character '%' in guard; the arithmetic of a guard is + - * / (no %, // "

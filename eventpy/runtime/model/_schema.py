@@ -41,7 +41,7 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
 class EventType:
     """A named schema: `EventType("stocks.Quote", firm=str, price=float)`."""
 
-    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks", "_ints")
+    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks", "_ints", "text_positions")
 
     def __init__(self, name: str, /, **schema: type) -> None:
         if not isinstance(name, str) or not name:
@@ -64,6 +64,7 @@ class EventType:
         self.index: dict[str, int] = {a: i for i, a in enumerate(self.attrs)}
         self.types: tuple[type, ...] = tuple(schema.values())
         self._checks = tuple(zip(self.attrs, self.types))  # values_from's loop (a zip per call cost 0.13 us)
+        self.text_positions = tuple(i for i, t in enumerate(self.types) if t is str)  # what can be large
         self._ints = tuple(i for i, t in enumerate(self.types) if t is int)
 
     @classmethod
