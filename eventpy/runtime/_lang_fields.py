@@ -127,8 +127,9 @@ class GuardField:
         self.local = local
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
+        if obj is None:  # `Class.limit`: the class-level default, as Python would give it
+            defaults = getattr(owner, "__eventpy_defaults__", {})
+            return defaults[self.name] if self.name in defaults else self
         try:
             return obj.__dict__[self.name]
         except KeyError:

@@ -18,6 +18,8 @@ def plain(v: Any) -> Any:
         return v
     if isinstance(v, str):
         return str.__str__(v)  # the text itself (str() of a (str, Enum) member is "Cls.NAME")
+    if t.__module__ == "numpy" and t.__name__ in ("bool_", "bool"):  # np.bool_ (numpy 2: np.bool)
+        return bool(v)  # a switch set from `array.any()`; still not a number
     if isinstance(v, numbers.Integral) and not isinstance(v, bool):
         return int(v)
     if isinstance(v, numbers.Real):
@@ -26,6 +28,7 @@ def plain(v: Any) -> Any:
 
 
 def param_kind(v: Any) -> str:
+    v = plain(v)
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, (int, float, numbers.Real)):
@@ -34,7 +37,9 @@ def param_kind(v: Any) -> str:
         return "str"
     if isinstance(v, (set, frozenset)):
         return "set"
-    raise TypeError(f"parameter values must be int, float, str, bool or a set, got {type(v).__name__}")
+    raise TypeError(f"parameter values must be int, float, str, bool or a set, got {type(v).__module__}."
+                    f"{type(v).__qualname__}" if type(v).__module__ != "builtins" else
+                    f"parameter values must be int, float, str, bool or a set, got {type(v).__name__}")
 
 
 KIND_OF_TYPE = {int: "num", float: "num", str: "str", bool: "bool", set: "set", frozenset: "set"}  # annotations

@@ -81,3 +81,19 @@ def test_a_field_set_from_numpy_in_an_epy_class():
     eventpy.drain(5.0)
     assert m.got == [(5.0, 2), (50.0, 1)] and m.limit == 100
     m.close()
+
+
+def test_a_numpy_bool_is_a_bool_for_a_switch():
+    node = eventpy.connect()
+    got = []
+    sub = node.subscribe(Order, "on and price > 0", params={"on": np.bool_(True)}, on_event=got.append)
+    node.publish(Order, sym="IBM", side="buy", price=1.0, qty=1)
+    eventpy.drain(5)
+    sub.update(on=np.bool_(False))
+    eventpy.drain(5)
+    node.publish(Order, sym="IBM", side="buy", price=2.0, qty=1)
+    eventpy.drain(5)
+    assert [e.price for e in got] == [1.0]
+    with pytest.raises(TypeError, match="must stay a bool"):
+        sub.update(on=np.float64(1.0))  # still not a number
+

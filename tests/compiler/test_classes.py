@@ -1,0 +1,223 @@
+"""Compiled programs with classes: subclasses and their events, overrides and super(), mixins,
+factories, close() of one's own."""
+
+from __future__ import annotations
+
+import pytest
+
+import eventpy
+from eventpy.runtime._lang_fields import subscriptions_of
+
+from _programs import MONITOR, load  # tests/compiler/_programs.py
+
+pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
+
+
+def test_subclasses_receive_events_and_close_unsubscribes():
+    ns = load(MONITOR + '''
+    class Loud(Monitor):
+        pass
+    ''')
+    a, b = ns["Monitor"](50.0), ns["Loud"](50.0)
+    ns["Monitor"].quote("IBM", 20.0)
+    eventpy.drain(5.0)
+    assert a.got == [20.0] and b.got == [20.0]
+    with b:
+        pass                            # leaving the context closes the object
+    eventpy.drain(5.0)
+    ns["Monitor"].quote("IBM", 10.0)
+    eventpy.drain(5.0)
+    assert a.got == [20.0, 10.0] and b.got == [20.0]
+
+
+def test_a_close_of_its_own_unsubscribes_without_calling_super():
+    ns = load(MONITOR + '''
+    class Logged(Monitor):
+        def close(self):
+            self.log = "closed"            # no super().close()
+            return 7
+
+    class Chained(Monitor):
+        def close(self):
+            super().close()
+            self.log = "chained"
+    ''')
+    a, b, c = ns["Monitor"](50.0), ns["Logged"](50.0), ns["Chained"](50.0)
+    eventpy.drain(5.0)
+    owed = len(subscriptions_of(b) + subscriptions_of(c))  # one per class level with the event method
+    assert b.close() == 7 and b.log == "closed" and ns["Logged"].close.__name__ == "close"
+    c.close()
+    c.close()                           # twice, and through super(): still one UNSUB per subscription
+    eventpy.drain(5.0)
+    unsubs = eventpy.stats()["unsub_sent"]
+    ns["Monitor"].quote("IBM", 10.0)
+    eventpy.drain(5.0)
+    assert a.got == [10.0] and b.got == [] and c.got == [] and c.log == "chained"
+    assert unsubs == owed and not subscriptions_of(b)
+
+
+HIERARCHY = '''
+    class Base:
+        def __init__(self, limit: float):
+            self.limit = limit
+            self.got = []
+
+        event def q(self, px: float) when px < self.limit:
+            self.got.append(("base", px))
+
+    class Plain(Base):
+        pass
+
+    class Child(Base):
+        def __init__(self, limit: float, floor: float):
+            super().__init__(limit)
+            self.floor = floor
+
+        event def q(self, px: float) when self.floor < px < self.limit:
+            self.got.append(("child", px))
+
+    class Extra(Base):
+        def __init__(self, limit: float, k: int):
+            super().__init__(limit)
+            self.k = k
+
+        event def r(self, n: int) when n == self.k:
+            self.got.append(("r", n))
+'''
+
+
+def test_an_event_reaches_the_instances_of_its_class_and_subclasses_only():
+    # DESIGN §1: `Class.m(...)` reaches every live instance of Class and its subclasses
+    ns = load(HIERARCHY)
+    b, p, c, e = ns["Base"](10.0), ns["Plain"](10.0), ns["Child"](10.0, 5.0), ns["Extra"](10.0, 3)
+    ns["Plain"].q(1.0)
+    eventpy.drain(5.0)
+    assert (b.got, p.got, c.got, e.got) == ([], [("base", 1.0)], [], [])
+    for px in (2.0, 6.0):
+        ns["Base"].q(px)  # an overriding subclass gets its own body and guard, once per event
+    ns["Child"].q(7.0)
+    ns["Extra"].r(3)
+    eventpy.drain(5.0)
+    assert b.got == [("base", 2.0), ("base", 6.0)]
+    assert p.got == [("base", 1.0), ("base", 2.0), ("base", 6.0)]
+    assert c.got == [("child", 6.0), ("child", 7.0)]
+    assert e.got == [("base", 2.0), ("base", 6.0), ("r", 3)]
+    e.limit = 0.0  # an update reaches each type the instance listens to
+    eventpy.drain(5.0)
+    ns["Extra"].q(-1.0)
+    ns["Base"].q(1.0)
+    eventpy.drain(5.0)
+    assert e.got[3:] == [("base", -1.0)]
+
+
+def test_super_in_an_overriding_event_method_runs_the_base_body_once():
+    ns = load('''
+        class Base:
+            def __init__(self):
+                self.limit = 10.0
+                self.seen = []
+
+            event def quote(self, price: float) when price < self.limit:
+                self.seen.append(("base body", price))
+
+        class Mid(Base):
+            event def quote(self, price: float) when price < self.limit:
+                self.seen.append(("mid", price))
+                super().quote(price)
+    ''')
+    b, m = ns["Base"](), ns["Mid"]()
+    ns["Mid"].quote(1.0)
+    eventpy.drain(5.0)
+    eventpy.drain(5.0)  # before, super().quote published again, reached m through Base's type, for ever
+    assert m.seen == [("mid", 1.0), ("base body", 1.0)] and b.seen == []
+    assert eventpy.stats()["published"] == 1
+
+
+def test_the_base_class_call_spelling_of_super_says_to_use_super():
+    ns = load('''
+        class Base:
+            def __init__(self):
+                self.limit = 10.0
+
+            event def quote(self, price: float) when price < self.limit:
+                pass
+
+        class Mid(Base):
+            event def quote(self, price: float) when price < self.limit:
+                Base.quote(self, price)
+    ''')
+    m = ns["Mid"]()
+    # what the override's body would meet (it was "too many positional arguments")
+    with pytest.raises(TypeError, match=r"Base.quote\(...\) publishes an event and takes no object; .* "
+                                        r"call super\(\).quote\(...\)"):
+        ns["Base"].quote(m, 1.0)
+    m.close()
+
+
+def test_a_plain_method_of_a_mixin_that_hides_an_event_method_is_named():
+    with pytest.raises(TypeError, match=r"B.quote is a plain method of Mixin, which hides the event method "
+                                        r"Base.quote \(method resolution order: B, Mixin, Base\); put Base before"):
+        load('''
+            class Base:
+                def __init__(self):
+                    self.limit = 1.0
+
+                event def quote(self, price: float) when price < self.limit:
+                    pass
+
+            class Mixin:
+                def quote(self, price):
+                    pass
+
+            class B(Mixin, Base):
+                pass
+        ''')
+
+
+def test_classes_made_by_one_factory_do_not_share_events():
+    ns = load('''
+    def make(kind):
+        class Sensor:
+            def __init__(self, th: float):
+                self.th = th
+                self.got = []
+
+            event def reading(self, v: float) when v > self.th:
+                self.got.append((kind, v))
+        return Sensor
+
+    Temp, Hum = make("temp"), make("hum")
+    ''')
+    t, h = ns["Temp"](10.0), ns["Hum"](10.0)
+    ns["Temp"].reading(50.0)
+    eventpy.drain(5.0)
+    assert t.got == [("temp", 50.0)] and h.got == []
+
+
+@pytest.mark.parametrize("child, message", [
+    ("event def q(self, px: int) when px < 1:\n            pass", "an override must keep the parameters"),
+    ("def q(self, px):\n            pass", "with a plain method"),
+])
+def test_an_override_that_could_not_take_the_base_events_is_refused(child, message):
+    with pytest.raises(TypeError, match=message):
+        load(MONITOR.replace("quote", "q").replace("firm: str, price: float", "px: float")
+             .replace('firm == "IBM" and price < self.limit', "px < self.limit")
+             .replace("self.got.append(price)", "pass").replace("self.limit = price", "pass") + f'''
+    class Sub(Monitor):
+        {child}
+    ''')
+
+
+def test_a_class_level_default_reads_as_python_would_on_the_class():
+    ns = load('''
+    class A:
+        limit: float = 5.0
+
+        event def q(self, px: float) when px < self.limit:
+            pass
+
+    class B(A):
+        limit = 7.0
+    ''')
+    assert (ns["A"].limit, ns["B"].limit, ns["A"]().limit, ns["B"]().limit) == (5.0, 7.0, 5.0, 7.0)
+
