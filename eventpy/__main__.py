@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         import eventpy
 
         try:
-            eventpy.drain(timeout=10.0)
+            eventpy.drain(timeout=5.0)  # as the exit drain of README: up to 5 s
         except TimeoutError:
             pass
     return 0

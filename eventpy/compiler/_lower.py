@@ -120,6 +120,11 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 edits.append((t.start, nxt.start, ""))
                 out.locals[t.start[0]] = nxt.string
                 out.local_columns[t.start[0]] = t.start[1] + 1
+            elif (t.string in ("release", "last") and nxt.string != "self" and nxt2 is not None
+                  and nxt2.string == "." and (t.string == "last" or at_start)):
+                raise CompileError(f"`{t.string}` works on the object's own fields: `{t.string} self.FIELD`, in a "
+                                   f"method of the class that declares FIELD `local` (not {nxt.string}.FIELD)",
+                                   *_at(t.start), path, source)
             elif t.string in ("release", "last") and nxt.string == "self" and (
                     t.string == "last" or at_start):
                 i = _release_last(sig, i, source, path, edits, out)

@@ -56,6 +56,8 @@ def diag(text: str) -> CompileError:
      "`release` is a statement, not a function: write `release self.limit`"),
     ('self.limit = price', 'release(self.limit, self.name)', 7, "release(", "write `release self.limit, self.name`"),
     ('event def quote', 'async event def quote', 6, "async", "an event method cannot be async"),
+    ('self.limit = price', 'release other.limit', 7, "release", "works on the object's own fields"),
+    ('self.limit = price', 'x = last other.limit', 7, "last", "(not other.FIELD)"),
     ('event def quote', 'event async def quote', 6, "event", "asyncio.run_coroutine_threadsafe(coro, loop)"),
     ('self.limit = price', 'print(last(self.limit))', 7, "last(",
      "`last` is an operator, not a function: write `last self.limit`"),

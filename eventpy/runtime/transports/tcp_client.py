@@ -160,13 +160,19 @@ class TcpOverlay:
             if node.closed:
                 return
             log.warning("node %s: lost its broker %s:%s; reconnecting", node.link, self.host, self.port)
+            said = None  # a refusal is logged once (and again if its reason changes), not every retry
             while True:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 try:
                     conn = await self._connect(node.link)
                     break
-                except (ConnectionError, OSError, WireError, asyncio.TimeoutError):
+                except (AttachError, WireError) as e:  # it answered and refused (a secret, a name, a version)
+                    if str(e) != said:
+                        said = str(e)
+                        log.warning("node %s: %s:%s refuses to take it back: %s; retrying", node.link,
+                                    self.host, self.port, e)
+                except (ConnectionError, OSError, asyncio.TimeoutError):
                     continue
             delay = 0.05
             node.resync()
