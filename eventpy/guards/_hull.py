@@ -22,7 +22,8 @@ ORDER_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 
 def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | None:
     """(attribute, operator as seen from it, the other side) for a predicate tree of the shape
-    `a op E` or `E op a` where E reads the publication time and no attribute; else None."""
+    `a op E` or `E op a` where E reads the publication time and no attribute; ("near<" or
+    "near<=", (E, W)) for `abs(a - E) < W` (or <=, or flipped) where E or W reads it; else None."""
     if not isinstance(tree, (tuple, list)) or len(tree) != 3 or tree[0] not in ORDER_FLIP:
         return None
     op, left, right = tree
@@ -30,7 +31,39 @@ def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | No
         return attrs[left[1]], op, right
     if _is_attr(right) and _reads_time(left) and not _reads_attr(left):
         return attrs[right[1]], ORDER_FLIP[op], left
+    if op in (">", ">="):  # W > abs(a - E): as abs(a - E) < W
+        op, left, right = ORDER_FLIP[op], right, left
+    near = _near(left)
+    if op in ("<", "<=") and near is not None and not _reads_attr(right) and (
+            _reads_time(near[1]) or _reads_time(right)):
+        return attrs[near[0]], "near" + op, (near[1], right)  # abs(a - E) < W: a within W of E
     return None
+
+
+def _near(t: Any) -> tuple[int, Any] | None:
+    """(attribute index, E) for `abs(a - E)` or `abs(E - a)` with E free of attributes."""
+    if not (isinstance(t, (tuple, list)) and len(t) == 3 and t[0] == "f" and t[1] == "abs"):
+        return None
+    d = t[2]
+    if not (isinstance(d, (tuple, list)) and len(d) == 3 and d[0] == "-"):
+        return None
+    if _is_attr(d[1]) and not _reads_attr(d[2]):
+        return d[1][1], d[2]
+    if _is_attr(d[2]) and not _reads_attr(d[1]):
+        return d[2][1], d[1]
+    return None
+
+
+def hull(op: str, expr: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Interval | None:
+    """The values of the attribute an evolving bound (from `evolving_bound`) admits at some
+    publication time in [t_lo, t_hi]; None where that cannot be bounded."""
+    if op.startswith("near"):
+        e, w = tree_range(expr[0], vs, t_lo, t_hi), tree_range(expr[1], vs, t_lo, t_hi)
+        if e is None or w is None:
+            return None
+        closed = op == "near<="
+        return Interval(e[0] - w[1], closed, e[1] + w[1], closed)
+    return bound_interval(op, tree_range(expr, vs, t_lo, t_hi))
 
 
 def bound_interval(op: str, r: Range | None) -> Interval | None:

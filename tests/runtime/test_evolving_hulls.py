@@ -9,11 +9,12 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard, compile_tree
-from eventpy.guards._hull import bound_interval, evolving_bound, tree_range
+from eventpy.guards._hull import bound_interval, evolving_bound, hull, tree_range
 from eventpy.runtime.broker import Broker
 from eventpy.runtime.client import ClientCore
 from eventpy.runtime.model import EventType
@@ -48,22 +49,46 @@ def test_the_hull_holds_every_value_the_tree_takes_over_the_window(tree, a, b, t
     assert lo - slack <= value <= hi + slack, (tree, vs, r, value)
 
 
+@settings(max_examples=300, deadline=None)
+@given(trees, trees, numbers, numbers, st.floats(min_value=0, max_value=3), st.floats(min_value=0, max_value=1),
+       numbers)
+def test_a_window_hull_holds_every_value_within_reach_over_the_window(e, w, a, b, width, at, offset):
+    vs = [a, b]
+    t = width * at
+    try:
+        centre = compile_tree(e, n_attrs=0, n_vars=2)((t,), vs)
+        reach = compile_tree(w, n_attrs=0, n_vars=2)((t,), vs)
+    except (ArithmeticError, ValueError, TypeError):
+        return
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (centre, reach)) or reach <= 0:
+        return
+    x = centre + reach * (offset / 51)  # |x - centre| < reach
+    iv = hull("near<", (e, w), vs, 0.0, width)
+    if iv is not None:
+        slack = 1e-9 * max(1.0, abs(iv.lo), abs(iv.hi))
+        assert iv.lo - slack <= x <= iv.hi + slack, (e, w, vs, iv, x)
+
+
 def test_evolving_bounds_are_recognized_from_either_side():
     attrs = ("price", "vol")
     e = ("+", ("v", 0), ("*", ("v", 1), ("-", ("time",), ("v", 2))))
     assert evolving_bound(("<=", ("a", 0), e), attrs) == ("price", "<=", e)
     assert evolving_bound(("<=", e, ("a", 1)), attrs) == ("vol", ">=", e)
     assert evolving_bound(("<", ("a", 0), ("v", 0)), attrs) is None  # not evolving
-    assert evolving_bound(("<", ("f", "abs", ("-", ("a", 0), e)), ("c", 1)), attrs) is None  # not a bound
+    near = ("f", "abs", ("-", ("a", 0), e))
+    assert evolving_bound(("<", near, ("c", 1)), attrs) == ("price", "near<", (e, ("c", 1)))
+    assert evolving_bound((">=", ("c", 1), near), attrs) == ("price", "near<=", (e, ("c", 1)))
+    assert evolving_bound(("<", ("f", "abs", ("-", ("a", 0), ("a", 1))), e), attrs) is None  # two attributes
     assert bound_interval(">=", (1.0, 2.0)).lo == 1.0 and bound_interval("<", (1.0, 2.0)).hi == 2.0
     assert bound_interval("==", None) is None
 
 
 Q = EventType("game.Pos", x=float)
 GUARD = "x >= x0 + v * elapsed() - w and x <= x0 + v * elapsed() + w"
+NEAR = "abs(x - (x0 + v * elapsed())) <= w"
 
 
-def run_moving_window(seconds: float, rate: float, seed: int = 3):
+def run_moving_window(seconds: float, rate: float, seed: int = 3, guard: str = GUARD):
     rng = random.Random(seed)
     sim = Simulation(line(3), link_delay=0.005)
     pub = sim.client("pub", "b0")
@@ -72,7 +97,7 @@ def run_moving_window(seconds: float, rate: float, seed: int = 3):
     got, published = [], []
     params = {"x0": 0.0, "v": 10.0, "w": 2.0}
     since = sim.now
-    sim.client("player", "b2").subscribe(Q, GUARD, params, on_event=lambda ev: got.append(ev._meta[:2]))
+    sim.client("player", "b2").subscribe(Q, guard, params, on_event=lambda ev: got.append(ev._meta[:2]))
     for k in range(int(seconds * rate)):
         t = since + (k + 1) / rate
 
@@ -88,8 +113,9 @@ def run_moving_window(seconds: float, rate: float, seed: int = 3):
     return sim, sorted(got), sorted(want), published
 
 
-def test_upstream_brokers_narrow_as_the_subscription_moves():
-    sim, got, want, published = run_moving_window(seconds=10.0, rate=200.0)
+@pytest.mark.parametrize("guard", [GUARD, NEAR], ids=["two bounds", "abs"])
+def test_upstream_brokers_narrow_as_the_subscription_moves(guard):
+    sim, got, want, published = run_moving_window(seconds=10.0, rate=200.0, guard=guard)
     assert got == want and len(want) > 50  # exactly the centralized evaluation
     forwarded = sim.brokers["b0"].stats["pub_forwarded"]
     # the window (4 wide) moves 10/s over 110; the hull over 3 horizons of 1 s is ~34 wide:

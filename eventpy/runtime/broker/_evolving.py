@@ -16,7 +16,7 @@ import heapq
 from itertools import count
 from typing import Any, Callable
 
-from ...guards._hull import bound_interval, tree_range
+from ...guards._hull import hull
 from ...guards._plan import integral
 
 DEFAULT_HORIZON = 1.0
@@ -66,7 +66,7 @@ def summary_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[f
     narrowed to the values it takes over the window (a bound that cannot be bounded stays open)."""
     flt = state.filter(ci)
     for attr, op, tree in state.evolving[ci]:
-        iv = bound_interval(op, tree_range(tree, state.values, *window))
+        iv = hull(op, tree, state.values, *window)
         if iv is None:
             continue
         if schema[attr] is int:
