@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping as _MappingABC
 from typing import Any, Callable, Mapping
 
-from ..guards import compile_guard
+from ..guards import SUBSCRIBED_AT, compile_guard
 from ._executor import _here, handled_origin, in_callback
 from ._sizes import HEADROOM, check_fits
 from .client import ClientCore, SubscriptionState, UpdateMonitor
@@ -63,7 +63,8 @@ class Subscription:
     def __init__(self, node: "Node", state: SubscriptionState) -> None:
         self._node = node
         self._state = state
-        self._kinds = {k: param_kind(v) for k, v in state.env.items()}
+        # the program's parameters (not the subscription time elapsed() counts from, set by the client)
+        self._kinds = {k: param_kind(v) for k, v in state.env.items() if k != SUBSCRIBED_AT}
 
     @property
     def event_type(self) -> EventType:
@@ -75,7 +76,7 @@ class Subscription:
 
     @property
     def params(self) -> Mapping[str, Any]:
-        return dict(self._state.env)
+        return {k: v for k, v in self._state.env.items() if k != SUBSCRIBED_AT}
 
     @property
     def closed(self) -> bool:

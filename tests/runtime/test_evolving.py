@@ -124,3 +124,13 @@ def test_an_expiring_subscription_reaches_the_subscriber_no_more_and_costs_no_me
     sim.run()
     assert 4 <= len(got) <= 5  # those published within half a second of the subscription
     assert sim.subscription_messages() == sent  # the subscription expired without a message
+
+
+def test_the_subscription_time_is_not_one_of_the_programs_parameters():
+    node = eventpy.connect()
+    sub = node.subscribe(Q, "price < limit + elapsed()", params={"limit": 1.0})
+    assert sub.params == {"limit": 1.0}
+    with pytest.raises(TypeError, match=r"unknown parameter 'x'; this subscription has limit$"):
+        sub.update(x=1.0)
+    eventpy.shutdown()
+

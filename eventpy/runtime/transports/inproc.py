@@ -18,7 +18,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ...guards import GuardPlan, compile_guard
+from ...guards import SUBSCRIBED_AT, GuardPlan, compile_guard
 from ..broker import Broker
 from ..client import ClientCore, SubscriptionState, UpdateMonitor
 from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
@@ -209,7 +209,7 @@ class SimSubscription:
 
     @property
     def params(self) -> dict:
-        return dict(self.state.env)
+        return {k: v for k, v in self.state.env.items() if k != SUBSCRIBED_AT}
 
     def update(self, **params: Any) -> None:
         old = self.state.values  # an update replaces the list, so this stays the old values
