@@ -112,7 +112,11 @@ def _range(t: Any, vs: Sequence[Any], time: Range) -> Range | None:
         if kind == "/":
             if b[0] <= 0 <= b[1]:
                 return None
-            b = (1 / b[1], 1 / b[0])
+            # x / y itself, not x * (1 / y): the same float operations as a point evaluation,
+            # and IEEE rounding is monotone, so the ends bound every point (49 / 49 is 1.0;
+            # 49 * (1 / 49) is 0.999..., which math.floor takes to 0)
+            quotients = [x / y for x in a for y in b]
+            return (min(quotients), max(quotients))
         products = [x * y for x in a for y in b]
         return (min(products), max(products))
     if kind == "f":

@@ -13,7 +13,8 @@ HEADROOM = 4096  # bytes for the rest of the message: names, ids, the other valu
 
 
 def encoded_size(v: Any, limit: int) -> int:
-    """At least the bytes `v` takes in a message; exact (msgpack, UTF-8) once it nears `limit`."""
+    """About the bytes `v` takes in a message (at least its length); exact (msgpack, UTF-8) once
+    4 bytes a character could reach `limit`."""
     if type(v) is str:
         n = len(v)
         return n if 4 * n + 5 < limit else len(v.encode("utf-8", "surrogatepass")) + 5
@@ -26,14 +27,17 @@ def encoded_size(v: Any, limit: int) -> int:
 
 
 def check_fits(max_frame: int | None, what: str, items: Iterable[tuple[str, Any]]) -> None:
-    """ValueError if one of the (name, value) items cannot fit a message of `max_frame` bytes."""
+    """ValueError if the (name, value) items, which travel in one message, cannot fit a message of
+    `max_frame` bytes; it names the largest."""
     if max_frame is None:
         return
     room = max_frame - HEADROOM
-    for name, v in items:
-        if type(v) is str or isinstance(v, (set, frozenset)):
-            n = encoded_size(v, room)
-            if n > room:
-                raise ValueError(f"{what} {name!r} takes {n} bytes, and a message over TCP holds at most "
-                                 f"{max_frame}: it could not be sent (keep large data elsewhere, such as "
-                                 "a file or a store, and send a reference to it)")
+    sizes = [(encoded_size(v, room), name) for name, v in items
+             if type(v) is str or isinstance(v, (set, frozenset))]
+    total = sum(n for n, _ in sizes)
+    if total > room:
+        n, name = max(sizes)
+        others = f" (with the others, {total})" if n != total else ""
+        raise ValueError(f"{what} {name!r} takes {n} bytes{others}, and a message over TCP holds at most "
+                         f"{max_frame}: it could not be sent (keep large data elsewhere, such as a file or "
+                         "a store, and send a reference to it)")

@@ -84,6 +84,7 @@ class Subscription:
 
     def check(self, **params: Any) -> None:
         """Raise TypeError (or ValueError: too large to send) if `update(**params)` would; nothing is sent."""
+        check_fits(self._node._max_frame, "parameter", params.items())  # one UPD carries them all
         for k, v in params.items():
             kind = self._kinds.get(k)
             if kind is None:
@@ -93,8 +94,6 @@ class Subscription:
                 raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
             if kind == "set":
                 check_members(self._state.plan, k, freeze(v))
-            if kind in ("set", "str"):
-                check_fits(self._node._max_frame, "parameter", [(k, v)])
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
@@ -250,10 +249,10 @@ class Node:
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
         values = etype.values_from(attrs)
-        if self._max_text is not None:  # over TCP: a string too large for a frame is refused here
-            for i in etype.text_positions:
-                if len(values[i]) > self._max_text:
-                    check_fits(self._max_frame, f"{etype.name}: attribute", [(etype.attrs[i], values[i])])
+        if self._max_text is not None and etype.text_positions:  # over TCP: strings too large for a
+            if sum(len(values[i]) for i in etype.text_positions) > self._max_text:  # frame are refused here
+                check_fits(self._max_frame, f"{etype.name}: attribute",
+                           [(etype.attrs[i], values[i]) for i in etype.text_positions])
         self._local.publish(etype, values)
         if _here.running:  # asked inline: publish is the hot path
             _sent_by_callback()

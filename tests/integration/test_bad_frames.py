@@ -89,23 +89,37 @@ def test_a_client_delivers_what_came_before_a_bad_frame_from_its_broker(caplog):
         listener.close()
 
 
-def test_an_event_larger_than_a_frame_is_dropped_with_an_error_and_the_others_go(caplog, broker_server):
+def test_an_event_larger_than_a_frame_is_refused_at_publish_and_the_others_go(broker_server):
     server = broker_server("b")
     node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
     text = eventpy.EventType("bad.Text", s=str, n=int)
     got: list[int] = []
     node.subscribe(text, "True", on_event=lambda ev: got.append(ev.n))
     eventpy.drain(5)
-    with caplog.at_level(logging.ERROR):
-        for n in range(50):
-            node.publish(text, s="x", n=n)
+    for n in range(50):
+        node.publish(text, s="x", n=n)
+    with pytest.raises(ValueError, match="bad.Text: attribute 's' takes 2097157 bytes"):
         node.publish(text, s="x" * (2 << 20), n=-1)  # 2 MiB: no frame holds it
-        for n in range(50, 100):
-            node.publish(text, s="x", n=n)
-        eventpy.drain(5)  # before, the writer died with the batch: the node reconnected, the flush was lost
+    for n in range(50, 100):
+        node.publish(text, s="x", n=n)
+    eventpy.drain(5)
     assert got == list(range(100))
+    assert eventpy.stats().get("unsendable", 0) == 0
+
+
+def test_a_message_the_writer_cannot_frame_is_dropped_alone_with_an_error(caplog, broker_server):
+    """The writer's safety net, for a message no check before it caught: the others still go
+    (before, the writer died with the batch, the node reconnected and the flush was lost)."""
+    server = broker_server("b")
+    node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    local = node._local
+    msgs = [Pub("bad.Text", ("x", 1), local.link, 1, 0.0), Pub("bad.Text", ("x" * (2 << 20), 2), local.link, 2, 0.0),
+            Pub("bad.Text", ("x", 3), local.link, 3, 0.0)]
+    with caplog.at_level(logging.ERROR):
+        data = local.overlay._encode_each(local, msgs)
+    assert data == encode(msgs[0]) + encode(msgs[2])
     assert "cannot send a PUB of bad.Text" in caplog.text
-    assert eventpy.stats()["unsendable"] == 1
+    assert node.stats()["unsendable"] == 1
 
 
 def test_a_schema_the_overlay_knows_otherwise_is_refused_and_the_publisher_told(caplog, broker_server):

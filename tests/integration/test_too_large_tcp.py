@@ -30,6 +30,13 @@ def test_too_large_values_are_refused_over_tcp_and_what_fits_goes(broker_server)
         sub.update(names=names)
     with pytest.raises(ValueError, match="parameter 'names' takes"):
         node.subscribe(Doc, "s in names", params={"names": names})
+    Two = eventpy.EventType("big.Two", a=str, b=str)
+    with pytest.raises(ValueError, match=r"big.Two: attribute '[ab]' takes \d+ bytes \(with the others, \d+\)"):
+        node.publish(Two, a="x" * (DEFAULT_MAX_FRAME * 3 // 5), b="y" * (DEFAULT_MAX_FRAME * 3 // 5))  # together
+    with pytest.raises(ValueError, match=r"parameter '(names|more)' takes \d+ bytes \(with the others"):
+        two = node.subscribe(Doc, "s in names or s in more", params={"names": {"a"}, "more": {"b"}})
+        half = {f"n{i:07d}" for i in range(60_000)}
+        two.update(names=half, more={f"m{i:07d}" for i in range(60_000)})  # one UPD carries both
     node.publish(Doc, s="y" * (DEFAULT_MAX_FRAME // 2), n=2)  # half a frame still goes
     sub.update(names={"a", "b"})  # and the subscription still has its old set until then
     eventpy.drain(10)
