@@ -10,7 +10,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard, compile_tree
@@ -34,6 +34,7 @@ trees = st.recursive(leaves, lambda sub: st.one_of(
 
 @settings(max_examples=400, deadline=None)
 @given(trees, numbers, numbers, numbers, st.floats(min_value=0, max_value=3), st.floats(min_value=0, max_value=1))
+@example(("f", "math.floor", ("/", ("v", 0), ("v", 0))), 49.0, 0.0, 0.0, 0.0, 0.0)  # 49 * (1 / 49) < 1
 def test_the_hull_holds_every_value_the_tree_takes_over_the_window(tree, a, b, t0, width, at):
     vs = [a, b]
     r = tree_range(tree, vs, t0, t0 + width)
