@@ -249,10 +249,13 @@ class Node:
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
         values = etype.values_from(attrs)
-        if self._max_text is not None and etype.text_positions:  # over TCP: strings too large for a
-            if sum(len(values[i]) for i in etype.text_positions) > self._max_text:  # frame are refused here
-                check_fits(self._max_frame, f"{etype.name}: attribute",
-                           [(etype.attrs[i], values[i]) for i in etype.text_positions])
+        texts = etype.text_positions
+        if texts and self._max_text is not None:  # over TCP: strings too large for a frame are refused
+            per = self._max_text // len(texts)  # all within it: together they fit (a loop, not a sum():
+            for i in texts:  # 70 against 310 ns a publish)
+                if len(values[i]) > per:
+                    check_fits(self._max_frame, f"{etype.name}: attribute", [(etype.attrs[j], values[j]) for j in texts])
+                    break
         self._local.publish(etype, values)
         if _here.running:  # asked inline: publish is the hot path
             _sent_by_callback()
