@@ -160,7 +160,9 @@ def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_st
         link + 'matcher = "bogus"\n': "unknown matcher 'bogus'; choose naive, poset, fastint",
         link + 'summary = 3\n': "unknown summary 3; choose attribute, poset",
         link + 'modes = "resub"\n': "unknown setting 'modes'; a topology file has brokers, links, mode, matcher, "
-                                     "summary",
+                                     "summary, evolve_horizon",
+        link + 'evolve_horizon = 0\n': "evolve_horizon is the seconds between recomputations of evolving "
+                                        "subscriptions' summaries, a number above 0, not 0",
         "": "broker 'b1' is not linked to 'b0', so no event could cross between them; the brokers must form one "
             "tree (add links = [[\"A\", \"B\"], ...] before the [brokers.NAME] tables)",
         "TAIL" + link: "broker 'b1' has unknown setting 'links' (a broker has host and port; top-level settings go "

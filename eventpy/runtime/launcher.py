@@ -40,7 +40,7 @@ def write_config(path: Path, topology: Topology, host: str, port: int, mode: str
     path.write_text("\n".join(lines))
 
 
-_SETTINGS = ("brokers", "links", "mode", "matcher", "summary")  # what a topology file may set
+_SETTINGS = ("brokers", "links", "mode", "matcher", "summary", "evolve_horizon")  # what a topology file may set
 
 
 def _choices() -> dict[str, tuple[str, ...]]:
@@ -64,6 +64,10 @@ def read_config(path: Path) -> dict[str, Any]:
     for key, allowed in _choices().items():
         if key in cfg and cfg[key] not in allowed:
             raise SystemExit(f"{path}: unknown {key} {cfg[key]!r}; choose {', '.join(allowed)}")
+    horizon = cfg.get("evolve_horizon", 1.0)
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < float("inf"):
+        raise SystemExit(f"{path}: evolve_horizon is the seconds between recomputations of evolving "
+                         f"subscriptions' summaries, a number above 0, not {horizon!r}")
     brokers = cfg.get("brokers")
     _check_brokers(path, brokers)
     try:
@@ -136,7 +140,7 @@ def run_broker(config: Path, name: str) -> int:
     topo: Topology = cfg["topology"]
     neighbors = {n: (cfg["brokers"][n]["host"], int(cfg["brokers"][n]["port"])) for n in topo.neighbors(name)}
     broker = Broker(name, mode=cfg.get("mode", "parametric"), matcher=cfg.get("matcher", "fastint"),
-                    summary=cfg.get("summary", "attribute"))
+                    summary=cfg.get("summary", "attribute"), evolve_horizon=float(cfg.get("evolve_horizon", 1.0)))
     server = BrokerServer(broker, me["host"], int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
     tune_gc_for_server()

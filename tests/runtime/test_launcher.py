@@ -36,3 +36,16 @@ def test_a_broker_whose_cmdline_still_reads_empty_counts_as_ours(tmp_path, monke
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_topology_file_sets_the_evolution_horizon_of_its_brokers(tmp_path):
+    topo = tmp_path / "topo.toml"
+    topo.write_text('evolve_horizon = 0.5\n[brokers.b0]\nport = 7999\n')
+    assert launcher.read_config(topo)["evolve_horizon"] == 0.5
+    topo.write_text('evolve_horizon = "fast"\n[brokers.b0]\nport = 7999\n')
+    try:
+        launcher.read_config(topo)
+    except SystemExit as e:
+        assert "evolve_horizon is the seconds between recomputations" in str(e) and "'fast'" in str(e)
+    else:
+        raise AssertionError("a horizon that is not a number was taken")
