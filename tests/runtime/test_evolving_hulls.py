@@ -89,9 +89,9 @@ GUARD = "x >= x0 + v * elapsed() - w and x <= x0 + v * elapsed() + w"
 NEAR = "abs(x - (x0 + v * elapsed())) <= w"
 
 
-def run_moving_window(seconds: float, rate: float, seed: int = 3, guard: str = GUARD):
+def run_moving_window(seconds: float, rate: float, seed: int = 3, guard: str = GUARD, horizon: float = 1.0):
     rng = random.Random(seed)
-    sim = Simulation(line(3), link_delay=0.005)
+    sim = Simulation(line(3), link_delay=0.005, evolve_horizon=horizon)
     pub = sim.client("pub", "b0")
     pub.advertise(Q)
     sim.run()
@@ -125,6 +125,15 @@ def test_upstream_brokers_narrow_as_the_subscription_moves(guard):
     assert forwarded >= len(want)
     assert sim.clients["player"].core.stats["upd_sent"] == 0  # the subscriber said nothing more
     assert sim.messages["Upd"] >= 9  # the edge broker moved its summary about once a horizon
+
+
+def test_a_shorter_horizon_narrows_more_and_costs_more_summary_updates():
+    long = run_moving_window(seconds=10.0, rate=200.0, horizon=2.0)
+    short = run_moving_window(seconds=10.0, rate=200.0, horizon=0.25)
+    assert long[1] == long[2] and short[1] == short[2]  # both exact at the subscriber
+    forwarded = [r[0].brokers["b0"].stats["pub_forwarded"] for r in (long, short)]
+    updates = [r[0].messages["Upd"] for r in (long, short)]
+    assert forwarded[1] < forwarded[0] and updates[1] > updates[0], (forwarded, updates)
 
 
 def test_a_bound_that_cannot_be_bounded_admits_every_event_upstream_while_it_cannot():
