@@ -17,6 +17,7 @@ from eventpy.guards import compile_guard, compile_tree
 from eventpy.guards._hull import bound_interval, evolving_bound, hull, tree_range
 from eventpy.runtime.broker import Broker
 from eventpy.runtime.client import ClientCore
+from eventpy.runtime.messages import Pub
 from eventpy.runtime.model import EventType
 from eventpy.runtime.overlay import line
 from eventpy.runtime.transports.inproc import Simulation
@@ -164,4 +165,54 @@ def test_a_broker_without_timers_keeps_no_record_of_evolving_subscriptions_that_
         for msg in core.take():
             broker.handle("c", msg)
     assert broker.subscription_count() == 0
-    assert len(broker.evolving._heap) <= 128
+    assert not broker.evolving.members and broker.evolving.anchor is None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def edge_with_windows(n: int, clock: Clock):
+    """A broker (no timers) holding n moving windows of width 4 spread along the line, speed 10."""
+    broker = Broker("edge", clock=clock, overlay_clock=clock)
+    broker.connect("c", "client")
+    core = ClientCore("c", clock=clock)
+    plan = compile_guard(GUARD, Q, {"x0": float, "v": float, "w": float})
+    starts = [100.0 * i for i in range(n)]
+    for x0 in starts:
+        core.subscribe(Q, plan, {"x0": x0, "v": 10.0, "w": 2.0}, lambda ev: None)
+    for msg in core.take():
+        broker.handle("c", msg)
+    return broker, starts
+
+
+def delivered(broker: Broker, x: float, t: float) -> list:
+    sends = broker.handle("c", Pub(Q.name, (x,), "p", 1, t))
+    return sorted(sid for _, m in sends if type(m) is Pub for sid in m.sids)
+
+
+def test_an_event_finds_evolving_subscriptions_through_the_index_and_only_the_right_ones():
+    clock = Clock()
+    broker, starts = edge_with_windows(1000, clock)
+    ts = broker.types[Q.name]
+    for dt in (0.0, 0.4, 0.9, 2.5, 7.0):  # the window moves with the clock, by the events' arrival
+        clock.now = 1000.0 + dt
+        x = 50_000.0 + 10.0 * dt + 1.0  # inside the window that started at 50,000, and no other
+        assert len(delivered(broker, x, clock.now)) == 1
+        assert len(ts.matcher.match((x,))) <= 3  # candidates from the index, not all 1,000
+    assert broker.evolving.anchor > 1000.0  # recomputed by the events' arrival, with no timer
+
+
+def test_an_event_published_outside_the_window_is_still_matched_exactly():
+    clock = Clock()
+    broker, starts = edge_with_windows(50, clock)
+    clock.now = 1100.0  # 100 s on: the window starting at x0 = 1000 is at 2000
+    assert len(delivered(broker, 2001.0, clock.now)) == 1  # the versions move to now
+    # published 100 s ago (a broker far behind), when that window was at 1000: outside the
+    # versions' window, so every evolving subscription is evaluated exactly
+    assert len(delivered(broker, 1001.0, 1000.0)) == 1
+    assert broker.stats["evolving_outside_window"] == 1

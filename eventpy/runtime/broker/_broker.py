@@ -27,7 +27,7 @@ from ..matching import Matcher, make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
 from ._upstream import Upstream
-from ._evolving import DEFAULT_HORIZON, EvolvingHulls, summary_filter
+from ._evolving import DEFAULT_HORIZON, Evolving, EvolvingHulls
 from ..model import EventType
 from ._state import MessageError, SubState
 from ._summary import SUMMARIES
@@ -60,7 +60,7 @@ class _TypeState:
 _ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
 
 
-class Broker(Upstream):
+class Broker(Upstream, Evolving):
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
                  overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON) -> None:
@@ -82,7 +82,7 @@ class Broker(Upstream):
         self.flushes: dict[tuple, tuple[Link | None, set]] = {}
         self.clock = clock
         self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
-        self.evolving = EvolvingHulls(evolve_horizon, overlay_clock, self._holds)
+        self.evolving = EvolvingHulls(evolve_horizon, overlay_clock)
         self._stats: Counter = Counter()
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
         # attribute's ~30 ns; four of them per PUB were a fifth of a broker's routing time);
@@ -197,18 +197,8 @@ class Broker(Upstream):
         """Timers: acknowledgements not received within their budget are answered as failed,
         naming the brokers that stayed silent (000 §9.3)."""
         out = self.acks.expire(self.clock() if now is None else now)
-        touched = {}
-        for etype, key, state in self.evolving.due():
-            if not self._holds(etype, key, state):
-                continue  # gone, or replaced by a SUB of the same sid (tracked on its own)
-            ts = self.types[etype]
-            for ci in state.switched_on:
-                if state.evolving[ci]:
-                    ts.summary.set_entry(state.link, (*key, ci), self._summary_filter(ts, state, ci))
-            self.evolving.track(etype, key, state)
-            touched[etype] = ts
-        for ts in touched.values():
-            self._propagate(ts, out)
+        if self.evolving.stale():
+            self._refresh_versions(out)
         return out
 
     def next_deadline(self) -> float | None:
@@ -284,25 +274,13 @@ class Broker(Upstream):
             self._remove_sub(ts, ts.subs.pop(key))
         state = SubState(link, msg.sid, ts.etype, msg.spec, msg.values)
         ts.subs[key] = state
-        for ci in state.switched_on:
-            flt = state.filter(ci)
-            ts.matcher.add((link, msg.sid, ci), flt)
-            ts.summary.set_entry(link, (link, msg.sid, ci), self._summary_filter(ts, state, ci, flt))
         if any(state.evolving):
             self.evolving.track(msg.etype, key, state)
+        for ci in state.switched_on:
+            flt = self._version(ts, state, ci)
+            ts.matcher.add((link, msg.sid, ci), flt)
+            ts.summary.set_entry(link, (link, msg.sid, ci), flt)
         self._propagate(ts, out)
-
-    def _holds(self, etype: str, key: tuple, state: SubState) -> bool:
-        """Whether `state` is still the subscription held under `key`."""
-        ts = self.types.get(etype)
-        return ts is not None and ts.subs.get(key) is state
-
-    def _summary_filter(self, ts: _TypeState, state: SubState, ci: int, flt: dict | None = None) -> dict:
-        """What the summaries get of a conjunction: its filter, evolving bounds narrowed to the
-        values they take over the current window (the matcher keeps them open: _evolving)."""
-        if not state.evolving[ci]:
-            return state.filter(ci) if flt is None else flt
-        return summary_filter(state, ci, ts.etype.schema, self.evolving.window())
 
     def _on_unsub(self, link: Link, msg: Unsub, out: Sends) -> None:
         ts = self._type(msg.etype)
@@ -313,6 +291,7 @@ class Broker(Upstream):
         self._propagate(ts, out)
 
     def _remove_sub(self, ts: _TypeState, state: SubState) -> None:
+        self.evolving.forget(ts.etype.name, (state.link, state.sid))
         for ci in state.switched_on:
             key = (state.link, state.sid, ci)
             ts.matcher.remove(key)
@@ -340,24 +319,24 @@ class Broker(Upstream):
                     c = state.values[var]
                     if c.is_wildcard():
                         c = None
-                    key = (link, sid, ci)
-                    ts.matcher.update(key, attr, c)
-                    if state.evolving[ci]:  # the summary's bound on attr may be narrowed too
-                        ts.summary.set_entry(link, key, self._summary_filter(ts, state, ci))
+                    if state.evolving[ci]:  # its version: an evolving bound on attr narrows it
+                        self._revise(ts, state, ci, (attr,))
                     else:
+                        key = (link, sid, ci)
+                        ts.matcher.update(key, attr, c)
                         ts.summary.update_entry(link, key, attr, c)
                     changed = True
             elif what == "param" and any(state.evolving):  # an evolving bound may read it
                 for ci in on:
                     if state.evolving[ci]:
-                        ts.summary.set_entry(link, (link, sid, ci), self._summary_filter(ts, state, ci))
+                        self._revise(ts, state, ci)
                         changed = True
             elif what == "switch":
                 key = (link, sid, ci)
                 was = ci in on
                 now = state.active(ci)
                 if now and not was:
-                    ts.matcher.add(key, state.filter(ci))
+                    ts.matcher.add(key, self._version(ts, state, ci))
                     on.add(ci)
                 elif was and not now:
                     ts.matcher.remove(key)
@@ -369,7 +348,7 @@ class Broker(Upstream):
         if switched:
             for ci in switched:
                 if ci in on:
-                    ts.summary.set_entry(link, (link, sid, ci), self._summary_filter(ts, state, ci))
+                    ts.summary.set_entry(link, (link, sid, ci), self._version(ts, state, ci))
             changed = True
         if changed:
             self._propagate(ts, out)
@@ -392,7 +371,13 @@ class Broker(Upstream):
                 raise MessageError(f"PUB of {msg.etype!r}: a {type(v).__name__} value where the schema "
                                    f"has {ts.etype.describe()}")
             i += 1
-        keys = ts.matcher.match(values)
+        evolving = self.evolving
+        if evolving.types and msg.etype in evolving.types:
+            if evolving.stale():
+                self._refresh_versions(out)
+            keys = self._evolving_keys(ts, values, msg.time)
+        else:
+            keys = ts.matcher.match(values)
         if not keys:
             return
         broker_links = self.broker_links

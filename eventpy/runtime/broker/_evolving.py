@@ -1,69 +1,87 @@
-"""Upstream hulls of evolving subscriptions (paper 003 §IV-A, VES with its overestimating version
-for forwarding). A broker holding an evolving subscription evaluates it exactly, event by event
-(LEES, `SubState.residual_holds`); what it tells the brokers upstream is the subscription widened
-to every value its evolving bounds take over a window of publication times, recomputed every
-`horizon` seconds (the paper's minimum evolution interval), so that the summary an upstream broker
-filters with narrows as the subscription moves instead of admitting every event of the type.
+"""Evolving subscriptions at the broker that holds them (paper 003 §IV-A, VES, with its
+overestimating version for forwarding).
 
-The window at time T is [T - horizon, T + 2 * horizon]: the previous hull covers until T + horizon,
-so an upstream broker holding either one admits every event published within a horizon of its
-installation, as long as events and summaries take less than `horizon` to cross the overlay.
+Every `horizon` seconds (the paper's minimum evolution interval) the broker recomputes, for each
+evolving subscription it holds, the values each evolving bound takes over the window of
+publication times [R - horizon, R + 2 * horizon], R being the time of that recomputation (one R
+for all, so one window for the whole broker). That *version* goes
+* into its matcher, so an event finds its candidates through the index instead of every evolving
+  subscription of its type being evaluated (LEES's cost); each candidate is then checked exactly,
+  with the event's publication time (`SubState.residual_holds`);
+* into its summaries, so brokers upstream narrow as the subscription moves instead of admitting
+  every event of the type.
+An event published outside the window (a broker far behind) is matched by evaluating every
+evolving subscription of its type exactly, as LEES would. The recomputation runs on the broker's
+timer (`tick`), and also when an event of an evolving type arrives after the window was due to
+move (a broker nothing ticks, the embedded one, stays fresh through its own traffic).
+
+The previous version covers up to R + horizon, so an upstream broker holding either one admits
+every event published within a horizon of its installation, as long as events and summaries take
+less than `horizon` to cross the overlay.
 """
 
 from __future__ import annotations
 
-import heapq
-from itertools import count
+from collections import Counter
 from typing import Any, Callable
 
 from ...guards._hull import hull
 from ...guards._plan import integral
+from ..model import filter_matches
 
 DEFAULT_HORIZON = 1.0
 
 
 class EvolvingHulls:
-    def __init__(self, horizon: float, overlay_clock: Callable[[], float],
-                 alive: Callable[[str, Any, Any], bool]) -> None:
+    def __init__(self, horizon: float, overlay_clock: Callable[[], float]) -> None:
         if not horizon > 0:
             raise ValueError(f"the evolution horizon must be above 0 s, not {horizon!r}")
         self.horizon = horizon
         self.overlay_clock = overlay_clock  # the clock of publication times (Pub.time)
-        self._heap: list[tuple[float, int, str, Any, Any]] = []
-        self._seq = count()
-        # entries of subscriptions that went away are dropped when they come due, or, where
-        # nothing ticks (a broker without timers), when the heap has doubled since the last sweep
-        self._alive = alive
-        self._sweep_at = 64
+        self.anchor: float | None = None  # R: when the versions were last recomputed
+        self.members: dict[tuple[str, Any], Any] = {}  # (event type, (link, sid)) -> SubState
+        self.types: Counter = Counter()  # event type -> how many evolving subscriptions it has
 
     def window(self) -> tuple[float, float]:
-        now = self.overlay_clock()
-        return now - self.horizon, now + 2 * self.horizon
+        r = self.anchor if self.anchor is not None else self.overlay_clock()
+        return r - self.horizon, r + 2 * self.horizon
+
+    def covers(self, t: float) -> bool:
+        """Whether the current versions hold every value an event published at t can match."""
+        lo, hi = self.window()
+        return lo <= t <= hi
 
     def track(self, etype: str, key: Any, state: Any) -> None:
-        """Recompute `state`'s hulls a horizon from now (states that went away are skipped then)."""
-        heapq.heappush(self._heap, (self.overlay_clock() + self.horizon, next(self._seq), etype, key, state))
-        if len(self._heap) > self._sweep_at:
-            self._heap = [e for e in self._heap if self._alive(e[2], e[3], e[4])]
-            heapq.heapify(self._heap)
-            self._sweep_at = max(64, 2 * len(self._heap))
+        if self.anchor is None:
+            self.anchor = self.overlay_clock()
+        if (etype, key) not in self.members:
+            self.types[etype] += 1
+        self.members[etype, key] = state
+
+    def forget(self, etype: str, key: Any) -> None:
+        if self.members.pop((etype, key), None) is not None:
+            self.types[etype] -= 1
+            if not self.types[etype]:
+                del self.types[etype]
+            if not self.members:
+                self.anchor = None
 
     def next_due(self) -> float | None:
-        """When the next recomputation is due, on the overlay clock."""
-        return self._heap[0][0] if self._heap else None
+        """When the versions are next recomputed, on the overlay clock."""
+        return None if self.anchor is None else self.anchor + self.horizon
 
-    def due(self) -> list[tuple[str, Any, Any]]:
-        now = self.overlay_clock()
-        out = []
-        while self._heap and self._heap[0][0] <= now:
-            _, _, etype, key, state = heapq.heappop(self._heap)
-            out.append((etype, key, state))
-        return out
+    def stale(self) -> bool:
+        return self.anchor is not None and self.overlay_clock() >= self.anchor + self.horizon
+
+    def advance(self) -> list[tuple[str, Any, Any]]:
+        """Move the window to now; the subscriptions whose versions must be recomputed."""
+        self.anchor = self.overlay_clock()
+        return [(etype, key, state) for (etype, key), state in self.members.items()]
 
 
-def summary_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[float, float]) -> dict:
-    """The conjunction's filter for summaries: its indexed constraints, each evolving bound
-    narrowed to the values it takes over the window (a bound that cannot be bounded stays open)."""
+def version_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[float, float]) -> dict:
+    """The conjunction's version over the window: its constraints, each evolving bound narrowed to
+    the values it takes over the window (a bound that cannot be bounded stays open)."""
     flt = state.filter(ci)
     for attr, op, tree in state.evolving[ci]:
         iv = hull(op, tree, state.values, *window)
@@ -74,3 +92,56 @@ def summary_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[f
         cur = flt.get(attr)
         flt[attr] = iv if cur is None else cur.intersect(iv)
     return flt
+
+
+class Evolving:
+    """The versions of the evolving subscriptions a broker holds, for Broker (a mixin reading its
+    state: `types`, `evolving`, `_propagate`)."""
+
+    def _version(self, ts: Any, state: Any, ci: int) -> dict:
+        """What the matcher and the summaries get of a conjunction: its filter, or its version."""
+        if not state.evolving[ci]:
+            return state.filter(ci)
+        return version_filter(state, ci, ts.etype.schema, self.evolving.window())
+
+    def _revise(self, ts: Any, state: Any, ci: int, attrs: Any = ()) -> None:
+        """Recompute a conjunction's version after its window moved or a value it reads changed:
+        in the index (its evolving attributes, and `attrs`, the constraints that changed) and in
+        the summaries."""
+        key = (state.link, state.sid, ci)
+        flt = self._version(ts, state, ci)
+        for attr in {a for a, _, _ in state.evolving[ci]}.union(attrs):
+            ts.matcher.update(key, attr, flt.get(attr))
+        ts.summary.set_entry(state.link, key, flt)
+
+    def _refresh_versions(self, out: list) -> None:
+        """The window moves to now: every evolving subscription's version is recomputed."""
+        touched = {}
+        for etype, key, state in self.evolving.advance():
+            ts = self.types[etype]
+            for ci in state.switched_on:
+                if state.evolving[ci]:
+                    self._revise(ts, state, ci)
+            touched[etype] = ts
+        for ts in touched.values():
+            self._propagate(ts, out)
+
+    def _evolving_keys(self, ts: Any, values: tuple, time: float) -> list:
+        """The index's candidates for an event of a type with evolving subscriptions; for one
+        published outside the versions' window, also every evolving conjunction whose own
+        constraints hold (each is then checked exactly, as any candidate)."""
+        keys = ts.matcher.match(values)
+        if self.evolving.covers(time):
+            return keys
+        self._stats["evolving_outside_window"] += 1
+        seen = set(keys)
+        index = ts.etype.index
+        for (etype, (link, sid)), state in self.evolving.members.items():
+            if etype != ts.etype.name:
+                continue
+            for ci in state.switched_on:
+                key = (link, sid, ci)
+                if state.evolving[ci] and key not in seen and filter_matches(state.filter(ci), index, values):
+                    keys.append(key)
+                    seen.add(key)
+        return keys
