@@ -346,8 +346,8 @@ def compile_guard(
         residual: list[A.Compare] = []
         dropped = False
         for atom in atoms:
-            if _evolving(atom):  # evaluated with the event's publication time: by the broker
-                residual.append(atom)  # holding it (LEES, 003 §IV-B) and by the local filter
+            if _evolving(atom):  # evaluated with the event's publication time by the broker
+                residual.append(atom)  # holding it (after its index, _evolving) and the local filter
                 continue
             attrs = _attrs_in(atom)
             if not attrs:

@@ -101,10 +101,10 @@ class SubState:
         return role
 
     def residual_holds(self, ci: int, event_values: tuple, time: float) -> bool:
-        """The conjunction's predicates the matcher does not index: attribute expressions, and
-        evolving predicates, evaluated at the event's publication time (the evolution variable's
-        snapshot where the event entered the overlay: paper 003 §V-D, so that every broker and the
-        subscriber agree, and the LEES engine of §IV-B needs no clock of its own)."""
+        """The conjunction's predicates the matcher does not decide: attribute expressions, and
+        evolving predicates (the matcher holds only their version over a window: _evolving),
+        evaluated at the event's publication time (the evolution variable's snapshot where the
+        event entered the overlay: paper 003 §V-D), so that every broker and the subscriber agree."""
         if self.timed:
             event_values = (*event_values, time)
         vs = self.values
