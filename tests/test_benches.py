@@ -99,10 +99,13 @@ def test_the_embedded_benchmark_reports_both_paths():
 def test_the_evolving_benchmark_compares_the_three_ways_on_one_workload():
     rows = run_bench("tools/bench/evolving.py", "--quick", "--json", "--rates", "12")
     runs = {r["way"]: r for r in rows if "way" in r}
+    brokers = {r["broker"]: r["us_per_event"] for r in rows if "broker" in r}
+    assert set(brokers) == {"every candidate", "indexed"} and all(v > 0 for v in brokers.values())
     assert set(runs) == {"resub", "parametric", "evolving"}
     assert len({(r["events"], r["wanted"]) for r in runs.values()}) == 1  # the same publications and interests
     assert runs["resub"]["sub_messages"] > runs["parametric"]["sub_messages"] > runs["evolving"]["sub_messages"] > 0
     checks = {r["check"]: r for r in rows if "check" in r}
-    assert set(checks) == {"resub/evolving traffic at 12/s", "stepped/evolving false +/- at 12/s"}
+    assert set(checks) == {"resub/evolving traffic at 12/s", "stepped/evolving false +/- at 12/s",
+                           "indexed versions vs every candidate at 500"}
     traffic = checks["resub/evolving traffic at 12/s"]
     assert abs(traffic["measured"] - runs["resub"]["sub_messages"] / runs["evolving"]["sub_messages"]) < 0.01

@@ -31,6 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
 
+from eventpy.guards import compile_guard  # noqa: E402
+from eventpy.runtime.broker import Broker  # noqa: E402
+from eventpy.runtime.client import ClientCore  # noqa: E402
+from eventpy.runtime.messages import Pub  # noqa: E402
 from eventpy.runtime.model import EventType  # noqa: E402
 from eventpy.runtime.overlay import Topology  # noqa: E402
 from eventpy.runtime.transports.inproc import Simulation  # noqa: E402
@@ -142,6 +146,33 @@ def run(way: str, rate: float, n_traders: int, stocks: int, seconds: float, pub_
             "pub_forwarded": sum(b.stats["pub_forwarded"] for b in sim.brokers.values())}
 
 
+Pos = EventType("game.Pos", x=float)
+WINDOW = "x >= x0 + v * elapsed() - w and x <= x0 + v * elapsed() + w"
+
+
+def broker_cost(n: int, indexed: bool, events: int) -> float:
+    """us per event at the broker holding n moving windows (spread along a line, speed 10): their
+    versions indexed (VES) or every one a candidate evaluated exactly (LEES, index_evolving=False).
+    The clock advances 1 ms an event, so the versions move twice per thousand events."""
+    now = [1000.0]
+    clock = lambda: now[0]  # noqa: E731
+    broker = Broker("edge", clock=clock, overlay_clock=clock, index_evolving=indexed)
+    broker.connect("c", "client")
+    core = ClientCore("c", clock=clock)
+    plan = compile_guard(WINDOW, Pos, {"x0": float, "v": float, "w": float})
+    for i in range(n):
+        core.subscribe(Pos, plan, {"x0": 100.0 * i, "v": 10.0, "w": 2.0}, lambda ev: None)
+    for m in core.take():
+        broker.handle("c", m)
+    msgs = [Pub(Pos.name, (float(k * 100 % (100 * n)),), "p", k, 1000.0 + k * 0.001) for k in range(events)]
+    with C.no_gc():
+        t = C.perf()
+        for m in msgs:
+            now[0] = m.time
+            broker.handle("c", m)
+        return (C.perf() - t) / events * 1e6
+
+
 def main() -> int:
     p = C.parser(__doc__.splitlines()[0])
     p.add_argument("--rates", default="12,30", help="changes per second of the stepped ways (003: 12, 30)")
@@ -176,6 +207,18 @@ def main() -> int:
         if args.json:
             for c in checks[-2:]:
                 C.emit_json(c)
+    n_subs, n_events = (500, 500) if quick else (2000, 2000)
+    C.note(f"evolving.py: broker cost with {n_subs} evolving subscriptions ...")
+    cost = {mode: broker_cost(n_subs, mode == "indexed", n_events) for mode in ("every candidate", "indexed")}
+    speedup = cost["every candidate"] / cost["indexed"]
+    if args.json:
+        for mode, us in cost.items():
+            C.emit_json({"broker": mode, "evolving_subscriptions": n_subs, "us_per_event": round(us, 2)})
+    checks.append(C.check(f"indexed versions vs every candidate at {n_subs}", ">= 5x cheaper per event", speedup,
+                          lambda x: x >= 5, f"every candidate {cost['every candidate']:.0f} us, indexed "
+                          f"{cost['indexed']:.0f} us per event"))
+    if args.json:
+        C.emit_json(checks[-1])
     if not args.json:
         C.print_table("Following a moving interest (003 §VI-B)",
                       [("way", "left"), ("changes/s", "right"), ("sub msgs", "right"), ("false +", "right"),

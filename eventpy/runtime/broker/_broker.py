@@ -63,10 +63,12 @@ _ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
 class Broker(Upstream, Evolving):
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
-                 overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON) -> None:
+                 overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON,
+                 index_evolving: bool = True) -> None:
         """`clock` times the broker's timers; `overlay_clock` is the clock of publication times
         (Pub.time, what elapsed() is measured on); `evolve_horizon`: how often the summaries of
-        evolving subscriptions are recomputed (_evolving)."""
+        evolving subscriptions are recomputed; `index_evolving=False` keeps them out of the
+        matcher, every one a candidate (_evolving)."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose parametric or resub")
         if summary not in SUMMARIES:
@@ -82,7 +84,7 @@ class Broker(Upstream, Evolving):
         self.flushes: dict[tuple, tuple[Link | None, set]] = {}
         self.clock = clock
         self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
-        self.evolving = EvolvingHulls(evolve_horizon, overlay_clock)
+        self.evolving = EvolvingHulls(evolve_horizon, overlay_clock, index_evolving)
         self._stats: Counter = Counter()
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
         # attribute's ~30 ns; four of them per PUB were a fifth of a broker's routing time);
@@ -278,7 +280,7 @@ class Broker(Upstream, Evolving):
             self.evolving.track(msg.etype, key, state)
         for ci in state.switched_on:
             flt = self._version(ts, state, ci)
-            ts.matcher.add((link, msg.sid, ci), flt)
+            ts.matcher.add((link, msg.sid, ci), self._indexed(state, ci, flt))
             ts.summary.set_entry(link, (link, msg.sid, ci), flt)
         self._propagate(ts, out)
 
@@ -336,7 +338,7 @@ class Broker(Upstream, Evolving):
                 was = ci in on
                 now = state.active(ci)
                 if now and not was:
-                    ts.matcher.add(key, self._version(ts, state, ci))
+                    ts.matcher.add(key, self._indexed(state, ci, self._version(ts, state, ci)))
                     on.add(ci)
                 elif was and not now:
                     ts.matcher.remove(key)

@@ -33,11 +33,12 @@ DEFAULT_HORIZON = 1.0
 
 
 class EvolvingHulls:
-    def __init__(self, horizon: float, overlay_clock: Callable[[], float]) -> None:
+    def __init__(self, horizon: float, overlay_clock: Callable[[], float], indexed: bool = True) -> None:
         if not horizon > 0:
             raise ValueError(f"the evolution horizon must be above 0 s, not {horizon!r}")
         self.horizon = horizon
         self.overlay_clock = overlay_clock  # the clock of publication times (Pub.time)
+        self.indexed = indexed  # versions go into the matcher too (else only into the summaries)
         self.anchor: float | None = None  # R: when the versions were last recomputed
         self.members: dict[tuple[str, Any], Any] = {}  # (event type, (link, sid)) -> SubState
         self.types: Counter = Counter()  # event type -> how many evolving subscriptions it has
@@ -99,10 +100,16 @@ class Evolving:
     state: `types`, `evolving`, `_propagate`)."""
 
     def _version(self, ts: Any, state: Any, ci: int) -> dict:
-        """What the matcher and the summaries get of a conjunction: its filter, or its version."""
+        """What the summaries get of a conjunction: its filter, or its version."""
         if not state.evolving[ci]:
             return state.filter(ci)
         return version_filter(state, ci, ts.etype.schema, self.evolving.window())
+
+    def _indexed(self, state: Any, ci: int, version: dict) -> dict:
+        """What the matcher gets: the version, unless the broker was told not to index evolving
+        subscriptions (`Broker(index_evolving=False)`: every one is then a candidate, as the
+        paper's LEES engine has them; the baseline of tools/bench/evolving.py)."""
+        return version if self.evolving.indexed or not state.evolving[ci] else state.filter(ci)
 
     def _revise(self, ts: Any, state: Any, ci: int, attrs: Any = ()) -> None:
         """Recompute a conjunction's version after its window moved or a value it reads changed:
@@ -110,8 +117,9 @@ class Evolving:
         the summaries."""
         key = (state.link, state.sid, ci)
         flt = self._version(ts, state, ci)
+        indexed = self._indexed(state, ci, flt)
         for attr in {a for a, _, _ in state.evolving[ci]}.union(attrs):
-            ts.matcher.update(key, attr, flt.get(attr))
+            ts.matcher.update(key, attr, indexed.get(attr))
         ts.summary.set_entry(state.link, key, flt)
 
     def _refresh_versions(self, out: list) -> None:
