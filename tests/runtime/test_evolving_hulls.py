@@ -205,6 +205,7 @@ def test_an_event_finds_evolving_subscriptions_through_the_index_and_only_the_ri
         assert len(delivered(broker, x, clock.now)) == 1
         assert len(ts.matcher.match((x,))) <= 3  # candidates from the index, not all 1,000
     assert broker.evolving.anchor > 1000.0  # recomputed by the events' arrival, with no timer
+    assert broker.describe()["types"][Q.name]["evolving"] == 1000  # what the status file shows
 
 
 def test_an_event_published_outside_the_window_is_still_matched_exactly():

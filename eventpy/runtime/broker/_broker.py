@@ -450,6 +450,7 @@ class Broker(Upstream, Evolving):
             "name": self.name, "mode": self.mode, "matcher": self.matcher_name,
             "links": dict(self.links),
             "types": {n: {"subscriptions": len(ts.subs), "entries": len(ts.matcher),
+                          "evolving": self.evolving.types.get(n, 0),
                           "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
             "stats": dict(self.stats),
         }
