@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from ..guards import SUBSCRIBED_AT, compile_guard
 from ._executor import _here, handled_origin, in_callback
-from ._sizes import HEADROOM, check_fits
+from ._sizes import HEADROOM, check_fits, check_sent
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type
@@ -84,7 +84,6 @@ class Subscription:
 
     def check(self, **params: Any) -> None:
         """Raise TypeError (or ValueError: too large to send) if `update(**params)` would; nothing is sent."""
-        check_fits(self._node._max_frame, "parameter", params.items())  # one UPD carries them all
         for k, v in params.items():
             kind = self._kinds.get(k)
             if kind is None:
@@ -94,6 +93,11 @@ class Subscription:
                 raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
             if kind == "set":
                 check_members(self._state.plan, k, freeze(v))
+        if self._node._max_frame is not None:  # after the kinds: the variables are computed from them
+            # one UPD carries the variables they change (a SUB with all of them, in resub mode)
+            env = {**self._state.env, **{k: freeze(v) for k, v in params.items()}}
+            names = env if self._node._local.core.mode == "resub" else params
+            check_sent(self._node._max_frame, self._state.plan, env, names)
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
@@ -185,7 +189,7 @@ class Node:
                         rum: Any = None) -> Subscription:
         """Subscribe with a compiled guard (used by code generated from .epy)."""
         env = {k: freeze(v) for k, v in env.items()}
-        check_fits(self._max_frame, "parameter", env.items())
+        check_sent(self._max_frame, plan, env, env)  # the variables the SUB carries
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)
