@@ -8,7 +8,7 @@ import threading
 from collections import deque
 from typing import Any, Callable, Iterable
 
-from ._params import freeze
+from ._params import freeze, short as _short
 
 
 # -- FIFO locks (Fig. 13) ------------------------------------------------------------------------
@@ -107,12 +107,6 @@ def _check_field(obj: Any, field: str, value: Any, written: str = "") -> None:
             except (TypeError, ValueError) as e:
                 what = written or f"{type(obj).__qualname__}.{field} = {_short(value)}"
                 raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name})") from None
-
-
-def _short(value: Any) -> str:
-    """A value as an error message quotes it: not a megabyte of it."""
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:60]}... ({type(value).__name__} of {len(value)})"
 
 
 def _frozen(value: Any) -> Any:

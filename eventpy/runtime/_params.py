@@ -79,3 +79,16 @@ def check_members(plan: Any, name: str, value: Any, what: str = "") -> None:
                     isinstance(x, (int, float)) and not isinstance(x, bool)):
                 raise TypeError(f"{what or f'parameter {name!r}'}: member {x!r} ({type(x).__name__}) can never "
                                 f"equal attribute {var.attr!r} ({t.__name__}), which the guard tests it against")
+
+
+def short(value: Any) -> str:
+    """A value as an error message quotes it: not a megabyte of it (a string is cut before repr,
+    which would copy it all on every store). Not every long repr has a len(): an int of 100
+    digits or a Decimal is shortened too (len() raised TypeError from the store itself)."""
+    if isinstance(value, str) and len(value) > 80:
+        return f"{value[:60]!r}... ({type(value).__name__} of {len(value)})"
+    text = repr(value)
+    if len(text) <= 80:
+        return text
+    size = f" of {len(value)}" if hasattr(type(value), "__len__") else ""
+    return f"{text[:60]}... ({type(value).__name__}{size})"

@@ -24,7 +24,7 @@ from ._executor import _here, handled_origin, in_callback
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
-from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type
+from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type, short
 from .lang import subscriptions_of
 from .model import Event, EventType
 
@@ -90,7 +90,7 @@ class Subscription:
                 raise TypeError(f"unknown parameter {k!r}; this subscription has "
                                 f"{', '.join(self._kinds) or 'no parameters'}")
             if param_kind(v) != kind:
-                raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {v!r}")
+                raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {short(v)}")
             if kind == "set":
                 check_members(self._state.plan, k, freeze(v))
         if self._node._max_frame is not None:  # after the kinds: the variables are computed from them

@@ -97,3 +97,35 @@ def test_a_numpy_bool_is_a_bool_for_a_switch():
     with pytest.raises(TypeError, match="must stay a bool"):
         sub.update(on=np.float64(1.0))  # still not a number
 
+
+
+def test_a_numpy_bool_is_a_bool_attribute():
+    # was refused with "attribute 'ok' must be bool, got bool np.True_" (numpy's bool is named bool)
+    Check = eventpy.EventType("desk.Check", ok=bool, n=int)
+    node = eventpy.connect()
+    got = []
+    node.subscribe(Check, "ok", on_event=got.append)
+    node.publish(Check, ok=np.array([0, 2]).any(), n=np.int64(1))
+    eventpy.drain(5)
+    assert [(type(e.ok), e.ok) for e in got] == [(bool, True)]
+    with pytest.raises(TypeError, match="attribute 'ok' must be bool, got int"):
+        node.publish(Check, ok=1, n=1)  # a number is still not a bool
+
+
+def test_a_long_field_value_is_quoted_short_in_messages_or_stored():
+    text = textwrap.dedent('''
+        class Cap:
+            def __init__(self):
+                self.limit = 1
+
+            event def order(self, sym: str, side: str, price: float, qty: int) when qty > self.limit:
+                pass
+    ''')
+    ns: dict = {"__name__": "longfields"}
+    exec(compile(compile_source(text, "longfields.epy", "longfields"), "longfields.epy", "exec"), ns)
+    c = ns["Cap"]()
+    c.limit = 10 ** 100  # a repr past 80 characters without a len(): stored (was a TypeError from len)
+    assert c.limit == 10 ** 100
+    with pytest.raises(TypeError, match=r"^Cap.limit = '" + "x" * 60 + r"'\.\.\. \(str of 100000\) refused: parameter .limit. must stay a number, got str 'x{60}'\.\.\. \(str of 100000\) \(read by"):
+        c.limit = "x" * 100_000
+    c.close()

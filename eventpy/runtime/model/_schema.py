@@ -27,12 +27,13 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
         return value
     if t is float and vt is int:
         return float(value)
-    if t is not bool:  # np.float64, np.int64, an IntEnum, a str subclass: as the built-in value
-        v = _plain(value)
-        if type(v) is t:
-            return v
-        if t is float and type(v) is int:
-            return float(v)
+    # np.float64, np.int64, an IntEnum, a str subclass, np.bool_ (from `array.any()`): as the
+    # built-in value (a number is never made a bool: plain() keeps it a number)
+    v = _plain(value)
+    if type(v) is t:
+        return v
+    if t is float and type(v) is int:
+        return float(v)
     raise TypeError(
         f"{what} {attr!r} must be {t.__name__}, got {vt.__name__} {value!r}"
     )
