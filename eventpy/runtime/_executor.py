@@ -20,6 +20,7 @@ class _Here(threading.local):
 
     running = False
     origin: str | None = None
+    seq = 0  # the event's sequence number at its origin: (origin, seq) names it
 
 
 _here = _Here()
@@ -39,10 +40,10 @@ def in_callback() -> bool:
     return _here.running
 
 
-def handled_origin() -> str | None:
-    """The node that published the event whose callback this thread runs (None: no callback)."""
+def handled_event() -> tuple[str, int] | None:
+    """(origin node, seq) of the event whose callback this thread runs (None: no callback)."""
     here = _here
-    return here.origin if here.running else None
+    return (here.origin, here.seq) if here.running else None
 
 
 class _Workers:

@@ -20,7 +20,7 @@ from collections.abc import Mapping as _MappingABC
 from typing import Any, Callable, Mapping
 
 from ..guards import SUBSCRIBED_AT, compile_guard
-from ._executor import _here, handled_origin, in_callback
+from ._executor import _here, handled_event, in_callback
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
@@ -34,18 +34,38 @@ _overlay: EmbeddedOverlay | None = None
 _nodes: list["Node"] = []
 _closed_stats: Counter = Counter()  # counters of nodes already closed
 _sent_in_callbacks = 0  # messages event callbacks sent: drain() goes on while they send more
+# Events this process published from callbacks handling events of other processes, (node, seq):
+# their own callbacks are not this process's chain either (a feed's quote -> our alert -> our
+# pager's page: the page was counted, and drain() timed out while the feed ran). Bounded: an
+# entry forgotten counts its event as ours, which only makes drain() wait for it, as before.
+_foreign: dict[tuple[str, int], None] = {}
+_FOREIGN_KEPT = 1 << 15
 
 
-def _sent_by_callback() -> None:
+def _sent_by_callback() -> bool:
     """Count a message an event callback sent (an event, an update, a subscription made or
-    ended) while handling an event this process published: drain() waits for what the events
-    before it caused in turn (a rally of events). What callbacks send on events from other
-    processes (a feed that never stops) is not this process's chain: drain() does not wait for it."""
+    ended) while handling an event of a chain this process started: drain() waits for what the
+    events before it caused in turn (a rally of events). What callbacks send on events from other
+    processes (a feed that never stops), or on events those callbacks published, is not this
+    process's chain: drain() does not wait for it. False if the send is not counted."""
     global _sent_in_callbacks
-    origin = handled_origin()
-    if origin is not None and any(n.name == origin for n in _nodes):
+    handled = handled_event()
+    if handled is None:
+        return True
+    if handled in _foreign or not any(n.name == handled[0] for n in _nodes):
+        return False
+    with _lock:
+        _sent_in_callbacks += 1
+    return True
+
+
+def _published_by_callback(node: str, seq: int) -> None:
+    """An event published by a callback: if its chain is not ours, neither is what it causes."""
+    if not _sent_by_callback():
         with _lock:
-            _sent_in_callbacks += 1
+            _foreign[(node, seq)] = None
+            if len(_foreign) > _FOREIGN_KEPT:
+                del _foreign[next(iter(_foreign))]
 
 
 def _event_type_of(x: Any) -> EventType:
@@ -260,9 +280,9 @@ class Node:
                 if len(values[i]) > per:
                     check_fits(self._max_frame, f"{etype.name}: attribute", [(etype.attrs[j], values[j]) for j in texts])
                     break
-        self._local.publish(etype, values)
+        seq = self._local.publish(etype, values)
         if _here.running:  # asked inline: publish is the hot path
-            _sent_by_callback()
+            _published_by_callback(self.name, seq)
 
     def advertise(self, etype: Any) -> None:
         """Tell the overlay this node publishes `etype`: an EventType, or an event method of an

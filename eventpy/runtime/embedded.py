@@ -72,15 +72,16 @@ class LocalNode:
         self.overlay.wake(self)
         return result
 
-    def publish(self, etype: Any, values: tuple) -> None:
-        """`send` of a publication without the closure (every event goes through here)."""
+    def publish(self, etype: Any, values: tuple) -> int:
+        """`send` of a publication without the closure (every event goes through here); its seq."""
         with self.lock:
             if len(self.core.outbox) >= self.max_outbox:
                 self._wait_for_room()
             if self.closed:
                 raise RuntimeError(f"node {self.link} is closed")
-            self.core.publish(etype, values)
+            seq = self.core.publish(etype, values)
         self.overlay.wake(self)
+        return seq
 
     def mark_closed(self) -> None:
         """No more sends from users (under the node lock); a publish waiting for room gives up,
@@ -264,7 +265,7 @@ class LocalNode:
                     continue
                 delivered += 1
                 if state.on_event is not None:
-                    here.origin = d[1]  # what the callback sends is part of a chain if d[1] is ours (drain)
+                    here.origin, here.seq = d[1], d[2]  # what the callback sends may be part of a chain (drain)
                     try:
                         state.on_event(received_event(state.etype, d[0], d[1:]))
                     except BaseException as e:  # one failing callback does not drop the rest of the batch

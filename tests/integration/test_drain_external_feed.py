@@ -49,3 +49,37 @@ def test_drain_returns_while_callbacks_answer_a_feed_from_another_process(broker
     finally:
         feed.kill()
         feed.wait(10)
+
+
+Page = eventpy.EventType("feed.Page", price=float)
+
+
+def test_drain_returns_while_a_second_node_passes_on_what_the_feed_caused(broker_server):
+    # quote (other process) -> alert (this process, node) -> page (this process, pager): the
+    # page's origin is ours, but its chain began with the feed; before, pages kept drain() waiting
+    server = broker_server("b0")
+    url = f"tcp://127.0.0.1:{server.port}"
+    node, pager = eventpy.connect(url), eventpy.connect(url)
+    node.advertise(Alert)
+    pager.advertise(Page)
+    pages, rallies = [], []
+    node.subscribe(Quote, "price > 0", on_event=lambda ev: node.publish(Alert, price=ev.price))
+    pager.subscribe(Alert, "price > 0", on_event=lambda ev: pager.publish(Page, price=ev.price))
+    pager.subscribe(Page, "price > 0", on_event=pages.append)
+    # a chain this process starts is still followed to its end through both nodes
+    node.subscribe(Alert, "price < 0 and price > -5", on_event=lambda ev: rallies.append(ev.price) or
+                   pager.publish(Alert, price=ev.price - 1))
+    eventpy.drain(10)
+    feed = subprocess.Popen([sys.executable, "-c", FEED, url, "20"])
+    try:
+        deadline = time.monotonic() + 30
+        while not pages and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pages
+        node.publish(Alert, price=-1.0)
+        eventpy.drain(5)  # before: TimeoutError, the pager's callbacks never stopped sending
+        assert rallies == [-1.0, -2.0, -3.0, -4.0]
+        assert feed.poll() is None
+    finally:
+        feed.kill()
+        feed.wait(10)
