@@ -188,29 +188,65 @@ def _fstring_lasts(t: tokenize.TokenInfo, edits: list, out: Lowered) -> None:
     if "f" not in text[:prefix].lower():
         return
     quote = "'" if text[prefix] == '"' else '"'
-    depth = 0  # of braces: > 0 inside a replacement field; `{{` and `}}` outside one are literal
-    k = prefix
-    inside: list[tuple[int, int]] = []  # spans of the text inside replacement fields
-    while k < len(text):
-        c = text[k]
-        if depth == 0 and text[k:k + 2] in ("{{", "}}"):
-            k += 2
-            continue
-        if c == "{":
-            depth += 1
-            if depth == 1:
-                inside.append((k + 1, len(text)))
-        elif c == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                inside[-1] = (inside[-1][0], k)
-        k += 1
+    inside = _field_spans(text, prefix + 1)
     for a, b in inside:
         for m in _LAST_IN_FIELD.finditer(text, a, b):
             start = _offset_to_pos(t.start, text, m.start())
             end = _offset_to_pos(t.start, text, m.end())
             edits.append((start, end, f"__eventpy__.last(self, {quote}{m.group(1)}{quote})"))
             out.lasts.append((*start, m.group(1)))
+
+
+def _field_spans(text: str, k: int) -> list[tuple[int, int]]:
+    """The spans of Python code inside the replacement fields of an f-string token, from offset
+    k: not the literal text (`{{` and `}}` included), not a format spec or conversion (where a
+    quote is a fill character: f"{x:'>9}"), not a string inside a field (whose braces and
+    words are text: f"{'}' + s}", f"{'last self.x'}"). A nested field in a spec is code again."""
+    spans: list[tuple[int, int]] = []
+    stack: list[list] = []  # per open field: ["code" or "spec", open brackets]
+    start = k
+    while k < len(text):
+        c = text[k]
+        if not stack or stack[-1][0] == "spec":  # literal text, or a format spec
+            if not stack and text[k:k + 2] in ("{{", "}}"):
+                k += 2
+                continue
+            if c == "{":
+                stack.append(["code", 0])
+                start = k + 1
+            elif c == "}" and stack:
+                stack.pop()
+            k += 1
+            continue
+        field = stack[-1]
+        if c in "'\"":
+            spans.append((start, k))
+            k = start = _string_end(text, k)
+            continue
+        if c in "([{":
+            field[1] += 1
+        elif c in ")]" and field[1]:
+            field[1] -= 1
+        elif c == "}" and field[1]:
+            field[1] -= 1
+        elif c == "}" or (field[1] == 0 and (c == ":" or (c == "!" and text[k + 1:k + 2] != "="))):
+            spans.append((start, k))
+            if c == "}":
+                stack.pop()
+            else:
+                field[0] = "spec"
+        k += 1
+    if stack and stack[-1][0] == "code":
+        spans.append((start, len(text)))
+    return spans
+
+
+def _string_end(text: str, k: int) -> int:
+    """The offset just past the string literal opening at text[k] (inside an f-string's field,
+    where Python 3.11 allows no backslash: the first closing quote ends it)."""
+    q = text[k:k + 3] if text[k:k + 3] in ("'''", '"""') else text[k]
+    end = text.find(q, k + len(q))
+    return len(text) if end < 0 else end + len(q)
 
 
 def _offset_to_pos(origin: tuple[int, int], text: str, offset: int) -> tuple[int, int]:

@@ -155,6 +155,25 @@ def test_last_in_an_f_string_reads_the_released_value():
     assert ns["Probe"]().show() == ("1.0 {last self.x} 9.0", "1.0", "1.0!")
 
 
+def test_last_in_an_f_string_beside_strings_and_format_specs():
+    # a string inside a field is text (its braces, its words); a quote in a format spec is a fill
+    # character: the scanner counted braces in strings and rewrote words inside them
+    ns = load('''
+    class Probe:
+        local x: int = 7
+
+        event def hit(self, px: float) when px < self.x:
+            pass
+
+        def show(self):
+            a = f"{'last self.x'}|{'}' + str(last self.x)}|{'{' + str(last self.x)}"
+            b = f\'\'\'{ "}" + str(last self.x)}|{last self.x:'>3}|{last self.x!r:>{2}}\'\'\'
+            c = f"{3.14159:.{last self.x - 5}f}|{last self.x != 1}"
+            return a, b, c
+    ''')
+    assert ns["Probe"]().show() == ("last self.x|}7|{7", "}7|''7| 7", "3.14|True")
+
+
 def test_release_of_several_fields_releases_each():
     ns = load('''
     class Box:
