@@ -79,7 +79,18 @@ def _bound_names(tree: ast.Module) -> set[str]:
             names.add(node.id)
         elif isinstance(node, ast.arg):
             names.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)  # `except E as release`, `case [release]`: names Store misses
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
     return names
+
+
+def _star_import(tree: ast.Module) -> bool:
+    """`from m import *` may bind any name (a helper called release, say)."""
+    return any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree))
 
 
 class Analysis:
@@ -124,6 +135,8 @@ class Analysis:
     def _check_called_constructs(self, tree: ast.Module) -> None:
         """`release(self.f)` and `last(self.f)` written as calls: Python would read a call of an
         undefined name, a NameError only when the line runs. Unless the program defines the name."""
+        if _star_import(tree):
+            return
         bound = _bound_names(tree)
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)

@@ -78,6 +78,18 @@ def test_release_and_last_are_calls_where_the_program_defines_them():
     compile_source(text + "\ndef release(x):\n    pass\n\nfrom helpers import last\n", "m.epy")
 
 
+@pytest.mark.parametrize("binding", [
+    "from helpers import *",  # may bind release (a helper of the program)
+    "try:\n    pass\nexcept Exception as release:\n    pass",
+    "match 1:\n    case [release]:\n        pass",
+    "match {}:\n    case {**release}:\n        pass",
+])
+def test_release_is_a_call_where_the_program_binds_it_otherwise(binding):
+    # these bindings are not Name stores: the diagnostic refused valid programs
+    text = BASE.replace("self.limit = price", "release(self.limit)", 1)
+    compile_source(text + "\n" + binding + "\n", "m.epy")
+
+
 def test_a_guard_field_no_method_assigns_is_a_compile_error_with_a_suggestion():
     text = BASE.replace("price < self.limit", "price < self.limt", 1)
     e = diag(text)
