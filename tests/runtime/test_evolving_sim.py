@@ -4,7 +4,10 @@ loop of a broker process runs it, so what it sends follows what the message bein
 
 from __future__ import annotations
 
+import pytest
+
 from eventpy.runtime.model import EventType
+from eventpy.runtime.model._schema import INT_MAX
 from eventpy.runtime.overlay import line
 from eventpy.runtime.transports.inproc import Simulation
 
@@ -30,3 +33,31 @@ def test_a_timer_firing_while_a_broker_serves_a_message_sends_after_that_message
         assert broker.stats["refused"] == 0, name
     assert sim.brokers["b1"].subscription_count() == 1  # b2's summary, once
     assert sim.brokers["b0"].subscription_count() == 1
+
+
+N = EventType("evo.Count", n=int)
+
+
+@pytest.mark.parametrize("guard", ["n <= k * elapsed()", "n >= -k * elapsed()", "n < k + elapsed()",
+                                   "abs(n - k * elapsed()) < 5 or n == 3", "n <= k"])
+def test_an_int_bound_beyond_what_an_event_can_carry_still_travels(guard):
+    # an int attribute's bounds are made integral (n <= 1e30 * t is n <= 10**30 * t, exactly):
+    # beyond the 64 bits of the wire, the edge broker could not send the summary of an evolving
+    # bound upstream, nor the client a parametric one, and the subscription never reached the
+    # publisher. Every event's int is within [INT_MIN, INT_MAX] (checked at publication), so such
+    # a bound is as good as infinite (or admits nothing); count_bytes encodes every message
+    sim = Simulation(line(3), link_delay=0.01, count_bytes=True)
+    pub = sim.client("pub", "b0")
+    pub.advertise(N)
+    sim.run()
+    got = []
+    sim.client("sub", "b2").subscribe(N, guard, {"k": 1e30}, on_event=lambda ev: got.append(ev.n))
+    sim.run()
+    for k in range(1, 4):
+        sim.at(sim.now + 0.5 * k, lambda: pub.publish(N, n=3))
+        sim.at(sim.now + 0.5 * k, lambda: pub.publish(N, n=INT_MAX))
+    sim.run()
+    want = {"n <= k * elapsed()": [3, INT_MAX] * 3, "n >= -k * elapsed()": [3, INT_MAX] * 3,
+            "n < k + elapsed()": [3, INT_MAX] * 3, "abs(n - k * elapsed()) < 5 or n == 3": [3] * 3,
+            "n <= k": [3, INT_MAX] * 3}[guard]
+    assert got == want
