@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..runtime.model import ANY_VALUE, EVERYTHING, INF, EventType, Interval, ValueSet
+from ..runtime.model._schema import INT_MAX, INT_MIN
 from . import _ast as A
 from ._exprs import compile_predicate
 
@@ -79,12 +80,21 @@ def _interval(op: str, v: Any) -> Interval:
 
 
 def integral(iv: Interval) -> Interval:
-    """Closed integer bounds for an int attribute (001 §4: x > 1000 is x in [1001, MAX])."""
+    """Closed integer bounds for an int attribute (001 §4: x > 1000 is x in [1001, MAX]).
+    A bound beyond the ints an event can carry (INT_MIN..INT_MAX, checked at publication) is
+    infinite, or admits nothing: the same events, and a value the wire's 64 bits can hold
+    (`n <= 1e30 * elapsed()` made the summary of an evolving bound impossible to send)."""
     lo, hi = iv.lo, iv.hi
     if lo not in (INF, -INF):
         lo = math.ceil(lo) if iv.lo_closed else math.floor(lo) + 1
     if hi not in (INF, -INF):
         hi = math.floor(hi) if iv.hi_closed else math.ceil(hi) - 1
+    if lo > INT_MAX or hi < INT_MIN:
+        return EMPTY_INTERVAL
+    if lo < INT_MIN:
+        lo = -INF
+    if hi > INT_MAX:
+        hi = INF
     return Interval(lo, True, hi, True)
 
 

@@ -99,6 +99,19 @@ def test_publish_refuses_integers_the_wire_cannot_carry_on_every_overlay():
     node.publish(big, n=-(2 ** 63))
 
 
+def test_integer_parameters_the_wire_cannot_carry_are_refused_at_the_call():
+    # an evolving bound ships its parameters as they are: k = 2**64 made the SUB unencodable,
+    # logged and dropped over TCP after subscribe had returned
+    node = eventpy.connect()
+    with pytest.raises(ValueError, match=r"parameter 'k' is 18446744073709551616, outside the 64-bit"):
+        node.subscribe(Quote, "price < k + elapsed()", params={"k": 2 ** 64})
+    sub = node.subscribe(Quote, "price < k + elapsed()", params={"k": 2 ** 64 - 1})
+    with pytest.raises(ValueError, match="64-bit"):
+        sub.update(k=-(2 ** 63) - 1)
+    assert sub.params == {"k": 2 ** 64 - 1}  # refused before anything changed
+    sub.update(k=-(2 ** 63))
+
+
 def test_update_checks_parameters():
     node = eventpy.connect()
     sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0})

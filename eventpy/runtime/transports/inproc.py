@@ -105,6 +105,11 @@ class _Inbound:
         self.ready: dict[str, "SimClient"] = {}
         self.busy_until = 0.0
         self.busy = False
+        # a timer came due while the broker served a message: it runs when that service ends
+        # (one thread: a broker process's event loop runs timers between messages), so that what
+        # it sends follows what the message sent on every link (a recomputed summary overtaking
+        # the SUB it replaces left the upstream broker refusing an UNSUB and keeping that SUB)
+        self.tick_due = False
 
 
 class SimClient:
@@ -355,6 +360,9 @@ class Simulation:
         def finish() -> None:
             ib.busy = False
             self._emit(broker, sends)
+            if ib.tick_due:
+                ib.tick_due = False
+                self._emit(broker, self.brokers[broker].tick(self.now))
             self._schedule_tick(broker)
             self._serve(broker)
 
@@ -377,6 +385,10 @@ class Simulation:
             def tick(kind: str = kind, due: float = due) -> None:
                 if self._ticks.get((broker, kind)) == due:
                     del self._ticks[broker, kind]
+                ib = self._inbound[broker]
+                if ib.busy:  # after the message in service (_Inbound.tick_due)
+                    ib.tick_due = True
+                    return
                 self._emit(broker, self.brokers[broker].tick(self.now))
                 self._schedule_tick(broker)
 
