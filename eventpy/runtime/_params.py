@@ -92,3 +92,17 @@ def short(value: Any) -> str:
         return text
     size = f" of {len(value)}" if hasattr(type(value), "__len__") else ""
     return f"{text[:60]}... ({type(value).__name__}{size})"
+
+
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1  # the ints msgpack carries: events and parameters
+
+
+def check_value_range(name: str, v: Any) -> None:
+    """Refuse what no guard can use (NaN) and what the wire cannot carry (an int beyond 64 bits:
+    a parameter a predicate reads may travel as it is, into an evolving bound say)."""
+    t = type(v)
+    if t is float and v != v:
+        raise ValueError(f"parameter {name!r} is NaN; no event attribute compares with NaN")
+    if t is int and not INT_MIN <= v <= INT_MAX:
+        raise ValueError(f"parameter {name!r} is {short(v)}, outside the 64-bit integers the overlay carries")
+

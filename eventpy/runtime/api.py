@@ -24,7 +24,7 @@ from ._executor import _here, handled_event, in_callback
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import ClientCore, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
-from ._params import KIND_NAMES, check_members, check_timeout, freeze, param_kind, param_type, short
+from ._params import KIND_NAMES, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
 from .lang import subscriptions_of
 from .model import Event, EventType
 
@@ -111,6 +111,7 @@ class Subscription:
                                 f"{', '.join(self._kinds) or 'no parameters'}")
             if param_kind(v) != kind:
                 raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {short(v)}")
+            check_value_range(k, freeze(v))  # before it is stored (the language checks a field so)
             if kind == "set":
                 check_members(self._state.plan, k, freeze(v))
         if self._node._max_frame is not None:  # after the kinds: the variables are computed from them

@@ -38,9 +38,11 @@ def test_a_drain_in_progress_completes_after_the_edge_broker_restarts(overlay):
     waiter = threading.Thread(target=drain)
     waiter.start()
     try:
-        deadline = threading.Event()
-        while pub_node._local.has_output() and not deadline.wait(0.02):
-            pass  # until the publisher's writer has taken its FLUSH
+        pause = threading.Event()
+        for _ in range(1500):  # until the event is in the subscriber's callback (it left b0: a
+            if got and not pub_node._local.has_output():  # killed broker loses what it holds) and
+                break  # the publisher's writer has taken its FLUSH
+            pause.wait(0.02)
         restart(overlay.run_dir, "b0", overlay.env, overlay.dir)
     finally:
         release.set()

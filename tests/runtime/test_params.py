@@ -124,8 +124,12 @@ def test_a_long_field_value_is_quoted_short_in_messages_or_stored():
     ns: dict = {"__name__": "longfields"}
     exec(compile(compile_source(text, "longfields.epy", "longfields"), "longfields.epy", "exec"), ns)
     c = ns["Cap"]()
-    c.limit = 10 ** 100  # a repr past 80 characters without a len(): stored (was a TypeError from len)
-    assert c.limit == 10 ** 100
+    # a repr past 80 characters without a len() (was a TypeError from len), and past what the
+    # overlay carries: refused before it is stored, quoted short
+    with pytest.raises(ValueError, match=r"^Cap.limit = 10{59}\.\.\. \(int\) refused: parameter 'limit' is "
+                                         r"10{59}\.\.\. \(int\), outside the 64-bit integers the overlay carries"):
+        c.limit = 10 ** 100
+    assert c.limit == 1
     with pytest.raises(TypeError, match=r"^Cap.limit = '" + "x" * 60 + r"'\.\.\. \(str of 100000\) refused: parameter .limit. must stay a number, got str 'x{60}'\.\.\. \(str of 100000\) \(read by"):
         c.limit = "x" * 100_000
     c.close()

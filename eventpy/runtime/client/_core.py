@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 from ...guards import SUBSCRIBED_AT, GuardPlan
 from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ..model import Event, EventType, ValueSet, received_event, set_delta
-from ..model._schema import INT_MAX, INT_MIN
+from .._params import check_value_range
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
 log = logging.getLogger("eventpy.client")
@@ -364,13 +364,10 @@ def _no_nan(params: Mapping[str, Any]) -> None:
     """Refuse what no guard can use (NaN) and what the wire cannot carry: an int beyond 64 bits
     (a parameter a predicate reads travels as it is, e.g. into an evolving bound; before, over
     TCP the SUB or UPD was logged as unencodable and dropped after the call returned). On every
-    overlay, as event attributes are (EventType.values_from)."""
+    overlay, as event attributes are (EventType.values_from); the API checks before, this is the
+    core's own guard."""
     for k, v in params.items():
-        t = type(v)
-        if t is float and v != v:
-            raise ValueError(f"parameter {k!r} is NaN; no event attribute compares with NaN")
-        if t is int and not INT_MIN <= v <= INT_MAX:
-            raise ValueError(f"parameter {k!r} is {v}, outside the 64-bit integers the overlay carries")
+        check_value_range(k, v)
 
 
 def event_info(event: Event) -> tuple[str, int, float] | None:

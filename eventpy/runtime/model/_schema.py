@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
+from .._params import INT_MAX, INT_MIN  # noqa: F401 (the ints an event carries; _plan reads them here)
 from .._params import plain as _plain
 
 #: The attribute types of DESIGN §1.1: ordered (numeric) and enumerated (str, bool).
@@ -11,7 +12,6 @@ ATTRIBUTE_TYPES: dict[str, type] = {"int": int, "float": float, "str": str, "boo
 NUMERIC = (int, float)
 # The integers an event can carry over TCP (msgpack's): checked at publication on every overlay,
 # so that a program behaves the same embedded.
-INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
 #: Members of `Event` an attribute of the same name would hide.
 RESERVED = frozenset({"type", "values", "get", "keys", "items"})
 
