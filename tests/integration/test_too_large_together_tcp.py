@@ -8,6 +8,9 @@ from __future__ import annotations
 import pytest
 
 import eventpy
+from eventpy.runtime.messages import Upd
+from eventpy.runtime.model import ValueSet
+from eventpy.runtime.wire import FrameDecoder
 
 Two = eventpy.EventType("big.Pair", a=str, b=str, x=float)
 EMOJI = "\U0001F600"  # 4 bytes in UTF-8
@@ -47,3 +50,14 @@ def test_a_parameter_read_by_several_predicates_counts_in_each(broker_server):
     switched.update(mode="y" * 900_000)
     eventpy.drain(10)
     assert node.stats().get("unsendable", 0) == 0
+
+
+def test_updates_merged_while_queued_past_a_frame_go_as_one_update_a_variable(broker_server):
+    server = broker_server("b0")
+    node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    local = node._local
+    big = lambda c: ValueSet(frozenset(f"{c}{i:07d}" for i in range(60_000)))  # noqa: E731 (~780 KB each)
+    merged = Upd("big.Doc", 1, {0: (big("a"), 2), 1: (big("b"), 3)})  # two variables: past a frame together
+    sent = FrameDecoder().feed(local.overlay._encode_each(local, [merged]))
+    assert [(type(m), m.changes) for m in sent] == [(Upd, {0: merged.changes[0]}), (Upd, {1: merged.changes[1]})]
+    assert node.stats().get("unsendable", 0) == 0  # nothing dropped

@@ -17,7 +17,7 @@ import threading
 
 from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
-from ..messages import Hello
+from ..messages import Hello, Upd
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
 from ._handshake import PROTOCOL, _READ, ProtocolMismatch, Refusal, _hello, authenticate, secret_from_env
 
@@ -220,6 +220,13 @@ class TcpOverlay:
             try:
                 out.append(encode(msg, self.max_frame))
             except WireError as e:
+                if type(msg) is Upd and len(msg.changes) > 1:
+                    # updates of several variables merged while queued (each was checked to fit
+                    # when the program made it, not their sum): one UPD a variable, each with
+                    # its own sequence number, is what the broker would have got unmerged
+                    out.append(self._encode_each(node, [Upd(msg.etype, msg.sid, {var: change})
+                                                        for var, change in msg.changes.items()]))
+                    continue
                 node.core._stats["unsendable"] += 1
                 log.error("node %s: cannot send a %s of %s: %s", node.link, type(msg).__name__.upper(),
                           getattr(msg, "etype", "?"), e)
