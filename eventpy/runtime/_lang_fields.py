@@ -96,16 +96,18 @@ def _publish_field(obj: Any, field: str, value: Any) -> None:
             sub._apply({field: _frozen(value)})  # checked before it was stored (_check_field)
 
 
-def _check_field(obj: Any, field: str, value: Any, written: str = "") -> None:
+def _check_field(obj: Any, field: str, value: Any, written: Callable[[], str] | str = "") -> None:
     """Refuse a value a subscription reading `field` would refuse, before it is stored: a
     refused store leaves the object as it was (the field and the subscriptions agree).
-    `written`: what the program wrote, for the message (default `Class.field = value`)."""
+    `written`: what the program wrote, for the message (default `Class.field = value`); a callable
+    is called only when a refusal needs it (a repr on every store cost every store)."""
     for sub, fields in _state(obj).subs:
         if field in fields and not sub.closed:
             try:
                 sub.check(**{field: value})
             except (TypeError, ValueError) as e:
-                what = written or f"{type(obj).__qualname__}.{field} = {_short(value)}"
+                what = (written() if callable(written) else written) or \
+                    f"{type(obj).__qualname__}.{field} = {_short(value)}"
                 raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name})") from None
 
 
@@ -130,7 +132,9 @@ class GuardField:
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
 
     def __set__(self, obj: Any, value: Any) -> None:
-        written = f"{type(obj).__qualname__}.{self.name} = {_short(value)}"  # before it becomes an ObservedSet
+        def written(value: Any = value) -> str:  # as the program gave it, before it becomes an ObservedSet
+            return f"{type(obj).__qualname__}.{self.name} = {_short(value)}"
+
         if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
@@ -177,7 +181,7 @@ def _mutator(name: str) -> Callable:
             trial = set(self)  # refused before it happens, like a store (sets in guards are small)
             base(trial, *args)
             _check_field(owner, self._field, frozenset(trial),
-                         f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(repr, args))})")
+                         lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
         result = base(self, *args)
         self._changed()
         return self if name.startswith("__i") else result
@@ -229,7 +233,7 @@ def release(obj: Any, field: str) -> None:
     st = _state(obj)
     with st.lock(field):
         value = obj.__dict__[field]
-        _check_field(obj, field, _frozen(value), f"release self.{field} (= {_short(value)})")
+        _check_field(obj, field, _frozen(value), lambda: f"release self.{field} (= {_short(value)})")
         st.released[field] = _frozen(value)  # a snapshot: later local changes of a set stay local
         _publish_field(obj, field, value)
 

@@ -129,7 +129,8 @@ class Subscription:
         """`update` of parameters already checked (the language checks a field before storing it)."""
         frozen = {k: freeze(v) for k, v in params.items()}
         self._node._local.send(lambda core: core.update(self._state, frozen))
-        _sent_by_callback()
+        if _here.running:  # asked inline: a field store comes here
+            _sent_by_callback()
         if self._state.monitor is not None:
             self._node._settle_later(self._state)
 
@@ -215,7 +216,8 @@ class Node:
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
         sub = Subscription(self, state)
         state.handle = sub
-        _sent_by_callback()
+        if _here.running:  # asked inline: a field store comes here
+            _sent_by_callback()
         return sub
 
     def confirm(self, timeout: float = 5.0) -> None:
