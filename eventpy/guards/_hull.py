@@ -40,6 +40,33 @@ def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | No
     return None
 
 
+def time_switch(tree: Any) -> tuple[str, Any, Any] | None:
+    """(op, L, R) for a predicate over no attribute that reads the publication time, such as
+    `elapsed() < ttl` (a subscription that expires); else None."""
+    if (isinstance(tree, (tuple, list)) and len(tree) == 3 and tree[0] in _HOLDS
+            and not _reads_attr(tree) and _reads_time(tree)):
+        return tree[0], tree[1], tree[2]
+    return None
+
+
+def never_holds(op: str, left: Any, right: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> bool:
+    """Whether `left op right` is false at every publication time in [t_lo, t_hi] (False where
+    that cannot be told: a side that cannot be ranged)."""
+    a, b = tree_range(left, vs, t_lo, t_hi), tree_range(right, vs, t_lo, t_hi)
+    return a is not None and b is not None and _HOLDS[op](a, b) is False
+
+
+# for ranges a and b: False when `x op y` holds for no x in a, y in b (None: it may hold)
+_HOLDS = {
+    "<": lambda a, b: None if a[0] < b[1] else False,
+    "<=": lambda a, b: None if a[0] <= b[1] else False,
+    ">": lambda a, b: None if a[1] > b[0] else False,
+    ">=": lambda a, b: None if a[1] >= b[0] else False,
+    "==": lambda a, b: None if a[0] <= b[1] and b[0] <= a[1] else False,
+    "!=": lambda a, b: False if a[0] == a[1] == b[0] == b[1] else None,
+}
+
+
 def _near(t: Any) -> tuple[int, Any] | None:
     """(attribute index, E) for `abs(a - E)` or `abs(E - a)` with E free of attributes."""
     if not (isinstance(t, (tuple, list)) and len(t) == 3 and t[0] == "f" and t[1] == "abs"):

@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard, compile_tree
-from eventpy.guards._hull import bound_interval, evolving_bound, hull, tree_range
+from eventpy.guards._hull import bound_interval, evolving_bound, hull, never_holds, tree_range
 from eventpy.runtime.broker import Broker
 from eventpy.runtime.client import ClientCore
 from eventpy.runtime.messages import Pub
@@ -69,6 +69,20 @@ def test_a_window_hull_holds_every_value_within_reach_over_the_window(e, w, a, b
     if iv is not None:
         slack = 1e-9 * max(1.0, abs(iv.lo), abs(iv.hi))
         assert iv.lo - slack <= x <= iv.hi + slack, (e, w, vs, iv, x)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), trees, trees, numbers, numbers,
+       st.floats(min_value=0, max_value=3), st.floats(min_value=0, max_value=1))
+def test_a_switch_said_never_to_hold_over_the_window_holds_at_no_moment_of_it(op, left, right, a, b, width, at):
+    vs = [a, b]
+    if not never_holds(op, left, right, vs, 0.0, width):
+        return
+    try:
+        holds = compile_tree((op, left, right), n_attrs=0, n_vars=2)((width * at,), vs)
+    except (ArithmeticError, ValueError, TypeError):
+        return  # undefined there: it does not hold
+    assert not holds, (op, left, right, vs, width * at)
 
 
 def test_evolving_bounds_are_recognized_from_either_side():
@@ -217,3 +231,25 @@ def test_an_event_published_outside_the_window_is_still_matched_exactly():
     # versions' window, so every evolving subscription is evaluated exactly
     assert len(delivered(broker, 1001.0, 1000.0)) == 1
     assert broker.stats["evolving_outside_window"] == 1
+
+
+def test_an_expired_subscription_stops_costing_forwarding_and_wakes_when_its_ttl_is_raised():
+    sim = Simulation(line(3), link_delay=0.005)
+    pub = sim.client("pub", "b0")
+    pub.advertise(Q)
+    sim.run()
+    got = []
+    start = sim.now
+    sub = sim.client("s", "b2").subscribe(Q, "elapsed() < ttl and x > 0", {"ttl": 0.5}, on_event=got.append)
+    for k in range(1, 51):  # one event every 0.1 s for 5 s
+        sim.at(start + 0.1 * k, lambda: pub.publish(Q, x=1.0))
+    sim.run()
+    assert len(got) == 4  # published within half a second of the subscription (0.1 .. 0.4)
+    forwarded = sim.brokers["b0"].stats["pub_forwarded"]
+    assert forwarded <= 25  # once no moment of the window can admit it, b0 keeps its events
+    sub.update(ttl=100.0)  # alive again: the version admits again, and so does b0
+    sim.run()
+    for k in range(1, 11):
+        sim.at(sim.now + 0.1 * k, lambda: pub.publish(Q, x=1.0))
+    sim.run()
+    assert len(got) == 14 and sim.brokers["b0"].stats["pub_forwarded"] == forwarded + 10

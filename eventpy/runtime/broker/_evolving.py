@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
-from ...guards._hull import hull
-from ...guards._plan import integral
+from ...guards._hull import hull, never_holds
+from ...guards._plan import EMPTY_INTERVAL, EMPTY_SET, integral
 from ..model import filter_matches
 
 DEFAULT_HORIZON = 1.0
@@ -85,6 +85,11 @@ def version_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[f
     the values it takes over the window (a bound that cannot be bounded stays open)."""
     flt = state.filter(ci)
     for attr, op, tree in state.evolving[ci]:
+        if attr is None:  # a time switch: off over the whole window, the version admits nothing
+            if never_holds(op, tree[0], tree[1], state.values, *window):
+                first = next(iter(schema))
+                return {first: EMPTY_INTERVAL if schema[first] in (int, float) else EMPTY_SET}
+            continue
         iv = hull(op, tree, state.values, *window)
         if iv is None:
             continue
@@ -118,7 +123,8 @@ class Evolving:
         key = (state.link, state.sid, ci)
         flt = self._version(ts, state, ci)
         indexed = self._indexed(state, ci, flt)
-        for attr in {a for a, _, _ in state.evolving[ci]}.union(attrs):
+        touched = {a if a is not None else next(iter(ts.etype.schema)) for a, _, _ in state.evolving[ci]}
+        for attr in touched.union(attrs):  # a time switch turns the version off on the first attribute
             ts.matcher.update(key, attr, indexed.get(attr))
         ts.summary.set_entry(state.link, key, flt)
 
