@@ -148,6 +148,7 @@ class Evolving:
         if self.evolving.covers(time):
             return keys
         self._stats["evolving_outside_window"] += 1
+        keys = list(keys)  # extended below: not a list a matcher might keep
         seen = set(keys)
         index = ts.etype.index
         for (etype, (link, sid)), state in self.evolving.members.items():
