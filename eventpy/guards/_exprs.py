@@ -131,11 +131,17 @@ def compile_predicate(tree: Any, n_attrs: int | None = None, n_vars: int | None 
     return holds
 
 
-def reads_time(tree: Any) -> bool:
-    """Whether a (validated) tree reads the event's publication time."""
+def reads(tree: Any, kind: str) -> bool:
+    """Whether a (validated) tree has a node of `kind` ("time": the publication time; "a": an
+    attribute)."""
     if not isinstance(tree, (tuple, list)) or not tree:
         return False
-    return tree[0] == "time" or any(reads_time(t) for t in tree[1:] if isinstance(t, (tuple, list)))
+    return tree[0] == kind or any(reads(t, kind) for t in tree[1:] if isinstance(t, (tuple, list)))
+
+
+def reads_time(tree: Any) -> bool:
+    """Whether a (validated) tree reads the event's publication time."""
+    return reads(tree, "time")
 
 
 def _arity(t: Sequence[Any], n: int) -> None:

@@ -13,11 +13,13 @@ import math
 from typing import Any, Callable, Sequence
 
 from ..runtime.model import Interval
+from ._compile import FLIP
+from ._exprs import reads
 from ._plan import _interval
 
 Range = tuple[float, float]
 
-ORDER_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+ORDER_FLIP = {op: flipped for op, flipped in FLIP.items() if op != "!="}  # a bound is never !=
 
 
 def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | None:
@@ -27,15 +29,15 @@ def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | No
     if not isinstance(tree, (tuple, list)) or len(tree) != 3 or tree[0] not in ORDER_FLIP:
         return None
     op, left, right = tree
-    if _is_attr(left) and _reads_time(right) and not _reads_attr(right):
+    if _is_attr(left) and reads(right, "time") and not reads(right, "a"):
         return attrs[left[1]], op, right
-    if _is_attr(right) and _reads_time(left) and not _reads_attr(left):
+    if _is_attr(right) and reads(left, "time") and not reads(left, "a"):
         return attrs[right[1]], ORDER_FLIP[op], left
     if op in (">", ">="):  # W > abs(a - E): as abs(a - E) < W
         op, left, right = ORDER_FLIP[op], right, left
     near = _near(left)
-    if op in ("<", "<=") and near is not None and not _reads_attr(right) and (
-            _reads_time(near[1]) or _reads_time(right)):
+    if op in ("<", "<=") and near is not None and not reads(right, "a") and (
+            reads(near[1], "time") or reads(right, "time")):
         return attrs[near[0]], "near" + op, (near[1], right)  # abs(a - E) < W: a within W of E
     return None
 
@@ -44,7 +46,7 @@ def time_switch(tree: Any) -> tuple[str, Any, Any] | None:
     """(op, L, R) for a predicate over no attribute that reads the publication time, such as
     `elapsed() < ttl` (a subscription that expires); else None."""
     if (isinstance(tree, (tuple, list)) and len(tree) == 3 and tree[0] in _HOLDS
-            and not _reads_attr(tree) and _reads_time(tree)):
+            and not reads(tree, "a") and reads(tree, "time")):
         return tree[0], tree[1], tree[2]
     return None
 
@@ -74,9 +76,9 @@ def _near(t: Any) -> tuple[int, Any] | None:
     d = t[2]
     if not (isinstance(d, (tuple, list)) and len(d) == 3 and d[0] == "-"):
         return None
-    if _is_attr(d[1]) and not _reads_attr(d[2]):
+    if _is_attr(d[1]) and not reads(d[2], "a"):
         return d[1][1], d[2]
-    if _is_attr(d[2]) and not _reads_attr(d[1]):
+    if _is_attr(d[2]) and not reads(d[1], "a"):
         return d[2][1], d[1]
     return None
 
@@ -200,13 +202,3 @@ _FUNCTIONS: dict[str, Callable[[list[Range]], Range | None]] = {
 
 def _is_attr(t: Any) -> bool:
     return isinstance(t, (tuple, list)) and len(t) == 2 and t[0] == "a"
-
-
-def _reads_time(t: Any) -> bool:
-    return isinstance(t, (tuple, list)) and bool(t) and (
-        t[0] == "time" or any(_reads_time(c) for c in t[1:]))
-
-
-def _reads_attr(t: Any) -> bool:
-    return isinstance(t, (tuple, list)) and bool(t) and (
-        t[0] == "a" or any(_reads_attr(c) for c in t[1:]))

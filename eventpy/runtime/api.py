@@ -104,6 +104,7 @@ class Subscription:
 
     def check(self, **params: Any) -> None:
         """Raise TypeError (or ValueError: too large to send) if `update(**params)` would; nothing is sent."""
+        frozen = {}
         for k, v in params.items():
             kind = self._kinds.get(k)
             if kind is None:
@@ -111,12 +112,13 @@ class Subscription:
                                 f"{', '.join(self._kinds) or 'no parameters'}")
             if param_kind(v) != kind:
                 raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {short(v)}")
-            check_value_range(k, freeze(v))  # before it is stored (the language checks a field so)
+            frozen[k] = f = freeze(v)
+            check_value_range(k, f)  # before it is stored (the language checks a field so)
             if kind == "set":
-                check_members(self._state.plan, k, freeze(v))
+                check_members(self._state.plan, k, f)
         if self._node._max_frame is not None:  # after the kinds: the variables are computed from them
             # one UPD carries the variables they change (a SUB with all of them, in resub mode)
-            env = {**self._state.env, **{k: freeze(v) for k, v in params.items()}}
+            env = {**self._state.env, **frozen}
             names = env if self._node._local.core.mode == "resub" else params
             check_sent(self._node._max_frame, self._state.plan, env, names)
 
