@@ -1,0 +1,258 @@
+"""A PeerSim-style cycle-driven simulation of the broker-less overlay (paper 004 §6).
+
+Each cycle: messages sent in the previous cycle are delivered (one cycle per overlay message);
+peers learn which neighbours left since the last cycle (a failure detector); every peer gets a few
+fresh descriptors from the peer-sampling service and runs one iteration of its connection
+management (Algorithm 1) with its timeouts (Algorithm 3); publishers publish the cycle's events,
+disseminated at once along the current overlay by Algorithm 2 (hop counts are the delays); then
+each peer closes its counters and refines its subscription if its false positives exceed its
+bandwidth (Algorithm 3 lines 4-6).
+
+The peer-sampling service is uniform over the online peers (the abstraction of [14], which the
+paper's epidemic protocol provides); each peer keeps a partial view of `view_fraction` of them
+(5% in §6).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, deque
+from typing import Callable, Iterable
+
+from ._peer import Desc, Peer
+from ._space import Box, Space, box_contains
+
+
+class Network:
+    def __init__(self, space: Space, *, seed: int = 0, gossip: int = 8, view_fraction: float = 0.05,
+                 min_view: int = 20, timeout: int = 10, window: int = 10) -> None:
+        self.space = space
+        self.rng = random.Random(seed)
+        self.gossip_size = gossip
+        self.view_fraction = view_fraction
+        self.min_view = min_view
+        self.timeout = timeout
+        self.window = window
+        self.peers: dict[int, Peer] = {}
+        self.online: dict[int, Peer] = {}
+        self.queue: list = []
+        self.now = 0
+        self._next_id = 0
+        self._gone: list[int] = []
+        self.sent: Counter = Counter()  # overlay messages by kind
+        self.events = 0  # events published
+        self.duplicates = 0  # copies of an event a peer had already received
+        self.total_rate = 0.0  # events per cycle, over the last window
+
+        self._rates: deque[int] = deque(maxlen=window)
+
+    # --- membership ----------------------------------------------------------------------------
+
+    def add_publisher(self, adv: Box | None = None, *, out_degree: int, r: int = 1) -> int:
+        """A publisher advertising `adv` (the whole space by default)."""
+        return self._add(Peer(self._new_id(), self.space, adv or self.space.whole, delay=0,
+                              out_degree=out_degree, publisher=True, r=r, timeout=self.timeout,
+                              view_size=self._view_size(), rng=self._rng()))
+
+    def add_subscriber(self, box: Box, *, delay: int, out_degree: int, r: int = 4, fp_budget: float = 0.0,
+                       on_event: Callable | None = None) -> int:
+        """A subscriber with user-level subscription `box`, delay requirement Δ (hops), out-degree
+        m, a first mapping of at most r dz-expressions and a false-positive budget (a share of
+        all events)."""
+        return self._add(Peer(self._new_id(), self.space, box, delay=delay, out_degree=out_degree, r=r,
+                              fp_budget=fp_budget, timeout=self.timeout, view_size=self._view_size(),
+                              rng=self._rng(), on_event=on_event))
+
+    def remove(self, pid: int) -> None:
+        """The peer leaves (or fails) without a word; its neighbours notice next cycle."""
+        if self.online.pop(pid, None) is not None:
+            self._gone.append(pid)
+
+    def _add(self, peer: Peer) -> int:
+        peer.now = self.now
+        self.peers[peer.id] = peer
+        self.online[peer.id] = peer
+        return peer.id
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id - 1
+
+    def _rng(self) -> random.Random:
+        return random.Random(self.rng.getrandbits(64))
+
+    def _view_size(self) -> int:
+        return max(self.min_view, math.ceil(self.view_fraction * max(len(self.online), 1)))
+
+    @property
+    def subscribers(self) -> list[Peer]:
+        return [p for p in self.online.values() if not p.publisher]
+
+    @property
+    def publishers(self) -> list[Peer]:
+        return [p for p in self.online.values() if p.publisher]
+
+    # --- one cycle -----------------------------------------------------------------------------
+
+    def step(self, events: Iterable[tuple[int, tuple]] = ()) -> None:
+        """One cycle; `events` are (publisher id, point) to publish in it."""
+        self.now += 1
+        now = self.now
+        peers = list(self.online.values())
+        for p in peers:
+            p.now = now
+            p.total_rate = self.total_rate
+        out: list = []
+        queue, self.queue = self.queue, []
+        for kind, src, dst, payload in queue:
+            peer = self.online.get(dst)
+            if peer is not None and src in self.online:
+                peer.handle(kind, src, payload, now, out)
+        gone, self._gone = self._gone, []
+        if gone:
+            for p in peers:
+                for g in gone:
+                    p.peer_gone(g)
+        descs = [p.desc() for p in peers]
+        k = min(self.gossip_size, len(descs))
+        for p in peers:
+            p.gossip(self.rng.sample(descs, k))
+        order = peers[:]
+        self.rng.shuffle(order)
+        for p in order:
+            p.manage(now, out)
+        count = 0
+        for pid, point in events:
+            if pid in self.online:
+                self.publish(pid, point, out=out)
+                count += 1
+        self._rates.append(count)
+        self.total_rate = sum(self._rates) / len(self._rates)
+        for p in peers:
+            p.end_cycle(now, out, self.window)
+        for msg in out:
+            self.sent[msg[0]] += 1
+        self.queue.extend(out)
+
+    def run(self, cycles: int, events: Callable[[int], Iterable[tuple[int, tuple]]] | None = None,
+            every: Callable[[int], None] | None = None) -> None:
+        for _ in range(cycles):
+            self.step(events(self.now + 1) if events else ())
+            if every is not None:
+                every(self.now)
+
+    # --- Algorithm 2 ---------------------------------------------------------------------------
+
+    def publish(self, pid: int, point, *, out: list | None = None, probe: bool = False) -> dict[int, int]:
+        """Disseminate one event from publisher `pid`: {peer: hops} of every peer it reached."""
+        pub = self.online[pid]
+        if not box_contains(pub.user, point):
+            raise ValueError(f"publisher {pid} advertised {pub.user}, which does not contain {point}")
+        code = self.space.code(point)
+        sink = self.queue if out is None else out
+        if not probe:
+            self.events += 1
+        got: dict[int, int] = {}
+        frontier = deque([(pid, pid, 0)])
+        pub_dz = tuple(pub.dz)
+        while frontier:
+            node, src, hops = frontier.popleft()
+            peer = self.online.get(node)
+            if peer is None:
+                continue
+            if node in got:
+                if not probe:
+                    self.duplicates += 1
+                continue
+            got[node] = hops
+            for nxt in peer.receive(code, point, pid, pub_dz, src, hops, sink, probe):
+                frontier.append((nxt, node, hops + 1))
+        return got
+
+    # --- the paper's metrics (§6) ------------------------------------------------------------
+
+    def converged(self) -> float:
+        """The share of online subscribers whose peer-level subscription is covered by parents."""
+        subs = self.subscribers
+        return sum(p.converged() for p in subs) / len(subs) if subs else 1.0
+
+    def notified(self, sample: int | None = None) -> float:
+        """The share of online subscribers (or of a sample of them) that receive events from every
+        relevant publisher within their delay requirement. Measured with probe events: for each
+        expression of the subscriber and each publisher whose advertisement meets it and the
+        user-level box, an event at the centre of that intersection (every event of a
+        sub-space follows the same links, so one stands for all)."""
+        subs = self.subscribers
+        if sample is not None and len(subs) > sample:
+            subs = self.rng.sample(subs, sample)
+        if not subs:
+            return 1.0
+        pubs = self.publishers
+        cache: dict[tuple[int, str], dict[int, int]] = {}
+        ok = 0
+        for p in subs:
+            ok += self._notified(p, pubs, cache)
+        return ok / len(subs)
+
+    def _notified(self, p: Peer, pubs: list[Peer], cache) -> bool:
+        for dz in p.dz:
+            inter = _meet(self.space.region(dz), p.user)
+            if inter is None:
+                continue
+            for pub in pubs:
+                part = _meet(inter, pub.user)
+                if part is None:
+                    continue
+                point = self._inside(part)
+                if point is None:  # a cell with no integer value in it: no event can fall there
+                    continue
+                key = (pub.id, self.space.code(point))
+                if key not in cache:
+                    cache[key] = self.publish(pub.id, point, probe=True)
+                hops = cache[key].get(p.id)
+                if hops is None or hops > p.delay:
+                    return False
+        return True
+
+    def _inside(self, box: Box) -> tuple[float, ...] | None:
+        out = []
+        for (lo, hi), dim in zip(box, self.space.dims):
+            if dim.integer:
+                first, last = math.ceil(lo), math.ceil(hi) - 1
+                if first > last:
+                    return None
+                v = float(min(max(math.floor((lo + hi - 1) / 2), first), last))
+            else:
+                v = (lo + hi) / 2
+            out.append(v)
+        return tuple(out)
+
+    def stats(self) -> dict:
+        subs = self.subscribers
+        n = len(subs) or 1
+        received = sum(p.delivered + p.false_positives for p in subs)
+        return {
+            "cycle": self.now,
+            "peers": len(subs),
+            "publishers": len(self.publishers),
+            "converged": self.converged(),
+            "in_degree": sum(len(p.parents()) for p in subs) / n,
+            "dz_per_peer": sum(len(p.dz) for p in subs) / n,
+            "connects_per_peer": sum(p.connects for p in subs) / n,
+            "max_out_degree": max((len(p.fout) for p in self.online.values()), default=0),
+            "messages": dict(self.sent),
+            "events": self.events,
+            "received": received,
+            "false_positives": sum(p.false_positives for p in subs),
+            "duplicates": self.duplicates,
+        }
+
+
+def _meet(a: Box, b: Box) -> Box | None:
+    out = tuple((max(alo, blo), min(ahi, bhi)) for (alo, ahi), (blo, bhi) in zip(a, b))
+    return None if any(lo >= hi for lo, hi in out) else out
+
+
+def descriptors(peers: Iterable[Peer]) -> list[Desc]:
+    return [p.desc() for p in peers]

@@ -1,0 +1,479 @@
+"""One peer of the broker-less overlay (paper 004 §4-§5): a publisher or a subscriber, sans-I/O.
+
+A peer keeps its incoming connections per dz-expression of its peer-level subscription (`fin`:
+dz -> parents) and its outgoing ones per child (`fout`: child -> {dz: the child's delay}). Every
+handler appends the messages it sends to `out` as (kind, src, dst, payload) and returns nothing;
+the network (`_network.Network`) delivers them one cycle later, as PeerSim's cycle-driven engine
+does. What a peer knows of others is a `Desc` from the peer-sampling service or from a hint.
+
+Delays are hop counts (§2). Δ(publisher) = 0; a subscriber's Δ >= 1.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, NamedTuple
+
+from ._space import Box, Space, box_contains, coarser, covered, matches, merge, overlaps
+
+CONNECT, ACK, DISCONNECT, HINT, CYCLE = "CONNECT", "ACK", "DISCONNECT", "HINT", "DETECTCYCLE"
+
+
+class Desc(NamedTuple):
+    """What gossip says about a peer: its id, Δ, peer-level subscription (a publisher: its
+    advertisement), whether it publishes, the hop count its events arrive at (None if it has not
+    seen one) and the event rate it measured per dz-expression (events per cycle)."""
+
+    id: int
+    delay: int
+    dz: tuple[str, ...]
+    publisher: bool
+    hops: int | None
+    rates: tuple[tuple[str, float], ...]
+
+
+class Peer:
+    """A subscriber (`user` is its user-level box, Δ >= 1) or a publisher (Δ = 0, `user` is its
+    advertisement). `r` is the number of dz-expressions of its first, coarse mapping (§5.1, new
+    subscribers); `fp_budget` the false positives it accepts, as a share of all events (§6)."""
+
+    def __init__(self, pid: int, space: Space, user: Box, *, delay: int, out_degree: int,
+                 publisher: bool = False, r: int = 4, fp_budget: float = 0.0, timeout: int = 10,
+                 view_size: int = 50, rng: random.Random | None = None,
+                 on_event: Callable | None = None) -> None:
+        if publisher and delay != 0:
+            raise ValueError("a publisher's delay is 0 (it is the source)")
+        if not publisher and delay < 1:
+            raise ValueError(f"a subscriber's delay requirement is at least 1 hop, not {delay}")
+        if out_degree < 1:
+            raise ValueError(f"the out-degree constraint is at least 1, not {out_degree}")
+        self.id = pid
+        self.space = space
+        self.user = user
+        self.delay = delay
+        self.m = out_degree
+        self.publisher = publisher
+        self.fp_budget = fp_budget
+        self.timeout = timeout
+        self.view_size = view_size
+        self.rng = rng or random.Random(pid)
+        self.on_event = on_event
+        # a publisher's advertisement and a new subscriber's first mapping (§5.1, Algorithm 4)
+        self.dz: list[str] = space.coarse(user, r)
+        self.fin: dict[str, set[int]] = {dz: set() for dz in self.dz}
+        self.fin_pub: set[int] = set()  # which parents are publishers
+        self.fout: dict[int, dict[str, int]] = {}
+        self.view: dict[int, tuple[Desc, int]] = {}  # pView: id -> (descriptor, age)
+        self.publishers: dict[int, tuple[Desc, int]] = {}
+        self.pending: dict[str, dict[int, int]] = {}  # dz -> {asked peer: cycle asked}
+        self.uncovered_since: dict[str, int] = {}
+        self.banned: dict[int, int] = {}  # peer -> cycle until which it is not asked again
+        self.hops: int | None = None  # hop count of the last event received
+        self.connects = 0  # CONNECT requests sent (control overhead, §6)
+        self.window: list[tuple[int, int, dict[str, int]]] = []  # per cycle: (received, fp, per dz)
+        self.cur = [0, 0, {}]
+        self.delivered = 0
+        self.false_positives = 0
+        self.now = 0  # the current cycle, set by the network
+        self.total_rate = 0.0  # events per cycle in the whole system (aggregated, §5.1)
+        self.known: dict[int, Desc] = {}  # the latest descriptor each neighbour sent us
+
+    # --- what others learn about us ---------------------------------------------------------
+
+    def desc(self) -> Desc:
+        return Desc(self.id, self.delay, tuple(self.dz), self.publisher, self.hops, self.rates())
+
+    def rates(self) -> tuple[tuple[str, float], ...]:
+        n = max(len(self.window), 1)
+        per: dict[str, int] = {}
+        for _, _, by in self.window:
+            for dz, c in by.items():
+                per[dz] = per.get(dz, 0) + c
+        return tuple((dz, per.get(dz, 0) / n) for dz in self.dz) if self.window else ()
+
+    # --- Algorithm 1: overlay maintenance -----------------------------------------------------
+
+    def parents(self) -> set[int]:
+        return set().union(*self.fin.values()) if self.fin else set()
+
+    def is_covered(self, dz: str) -> bool:
+        """Algorithm 1 line 4: covered by a subscriber parent, or by all relevant publishers."""
+        got = self.fin.get(dz, ())
+        if any(p not in self.fin_pub for p in got):
+            return True
+        relevant = self.relevant_publishers(dz)
+        return bool(relevant) and relevant <= set(got)
+
+    def relevant_publishers(self, dz: str) -> set[int]:
+        return {pid for pid, (d, _) in self.publishers.items() if any(overlaps(dz, a) for a in d.dz)}
+
+    def converged(self) -> bool:
+        return self.publisher or all(self.is_covered(dz) for dz in self.dz)
+
+    def gossip(self, sample: list[Desc]) -> None:
+        """Algorithm 1 lines 8-15: keep the sampled peers whose subscriptions cover ours or are
+        covered by ours (publishers in their own list); age the view and drop old entries.
+        Publishers are few and stay known until they are found gone (the failure detector, or a
+        request they never answered): a top peer that forgot one would think itself covered
+        without it."""
+        for pid, (d, age) in list(self.view.items()):
+            if age + 1 > 2 * self.timeout:
+                del self.view[pid]
+            else:
+                self.view[pid] = (d, age + 1)
+        for d in sample:
+            if d.id == self.id:
+                continue
+            if any(covered(a, b) or covered(b, a) for a in self.dz for b in d.dz):
+                (self.publishers if d.publisher else self.view)[d.id] = (d, 0)
+        if len(self.view) > self.view_size:
+            for pid, _ in sorted(self.view.items(), key=lambda kv: kv[1][1])[self.view_size:]:
+                del self.view[pid]
+
+    def learn(self, d: Desc) -> None:
+        """A hint (POTENTIALPARENT) or a peer that answered: into the view."""
+        if d.id != self.id:
+            (self.publishers if d.publisher else self.view)[d.id] = (d, 0)
+            self.known[d.id] = d
+
+    def forget(self, pid: int) -> None:
+        self.view.pop(pid, None)
+        self.publishers.pop(pid, None)
+
+    def manage(self, now: int, out: list) -> None:
+        """Algorithm 1 lines 1-7 (one iteration) and Algorithm 3's timeout (lines 1-3)."""
+        if self.publisher:
+            return
+        for pid, until in list(self.banned.items()):
+            if until <= now:
+                del self.banned[pid]
+        for dz in list(self.dz):
+            if dz not in self.fin:  # gone by a coarsening earlier in this loop
+                continue
+            asked = self.pending.get(dz, {})
+            for pid, when in list(asked.items()):
+                if now - when > 3:  # no answer (the peer left, or the message was lost)
+                    del asked[pid]
+                    self.forget(pid)
+            if self.is_covered(dz):
+                self.uncovered_since.pop(dz, None)
+                continue
+            since = self.uncovered_since.setdefault(dz, now)
+            if now - since >= self.timeout and self.coarsen(dz, now, out):  # Algorithm 3 line 3
+                continue
+            if asked:
+                continue
+            parent = self.best_parent(dz, self.view.values())
+            if parent is not None:
+                self.view.pop(parent.id, None)  # line 6
+                self.ask(parent.id, dz, now, out)
+                continue
+            for pid in self.relevant_publishers(dz) - self.fin[dz]:  # no subscriber covers it
+                if pid not in self.banned:
+                    self.ask(pid, dz, now, out)
+
+    def ask(self, pid: int, dz: str, now: int | None, out: list) -> None:
+        self.pending.setdefault(dz, {})[pid] = self.now if now is None else now
+        self.connects += 1
+        out.append((CONNECT, self.id, pid, (dz, self.delay, self.desc())))
+
+    def best_parent(self, dz: str, views, child_delay: int | None = None, exclude: int | None = None) -> Desc | None:
+        """findBestParent: a subscriber whose subscription covers dz and whose Δ is at most the
+        child's. Preferred: a strictly smaller Δ, then the largest such Δ (tight places near the
+        publishers stay free for tight peers), then the most selective covering expression. An
+        equal Δ is taken only if the candidate's events arrive early enough (§4, delays equal)."""
+        delay = self.delay if child_delay is None else child_delay
+        best, best_key = None, None
+        for entry in views:
+            d = entry[0] if isinstance(entry, tuple) and not isinstance(entry, Desc) else entry
+            if d.publisher or d.id in (self.id, exclude) or d.id in self.banned or d.delay > delay:
+                continue
+            cover = [a for a in d.dz if covered(dz, a)]
+            if not cover:
+                continue
+            if d.delay == delay and (d.hops is None or d.hops + 1 > delay):
+                continue
+            vol = min(self.space.volume(a) for a in cover)
+            key = (d.delay == delay, -d.delay, vol, self.rng.random())
+            if best_key is None or key < best_key:
+                best, best_key = d, key
+        return best
+
+    # --- receiving ---------------------------------------------------------------------------
+
+    def handle(self, kind: str, src: int, payload, now: int, out: list) -> None:
+        if kind == CONNECT:
+            self.on_connect(src, *payload, now=now, out=out)
+        elif kind == ACK:
+            self.on_ack(src, *payload, now=now, out=out)
+        elif kind == DISCONNECT:
+            self.on_disconnect(src, *payload)
+        elif kind == HINT:
+            self.on_hint(*payload)
+        elif kind == CYCLE:
+            self.on_cycle(*payload, out=out)
+        else:
+            raise ValueError(f"unknown overlay message {kind!r}")
+
+    def on_connect(self, p: int, dz: str, delay: int, pdesc: Desc, *, now: int, out: list) -> None:
+        """Algorithm 1 lines 16-29."""
+        self.learn(pdesc)
+        mine = [a for a in self.dz if covered(dz, a)] if not self.publisher else \
+            [a for a in self.dz if overlaps(dz, a)]
+        if not mine:  # our subscription changed since the child heard of it
+            hint = self.best_parent(dz, list(self.view.values()), delay, exclude=p)
+            out.append((HINT, self.id, p, (dz, hint, self.desc())))
+            return
+        if delay >= self.delay:  # line 17
+            self.fout.setdefault(p, {})[dz] = delay
+            dropped = self.peers_to_disconnect() if len(self.fout) > self.m else []  # lines 19-20
+            for t in dropped:  # lines 21-24
+                entries = self.fout.pop(t)
+                for tdz, tdelay in entries.items():
+                    views = list(self.view.values()) + [self.known[c] for c in self.fout if c in self.known]
+                    hint = self.best_parent(tdz, views, tdelay, exclude=t)
+                    out.append((DISCONNECT, self.id, t, (tdz, "parent")))
+                    out.append((HINT, self.id, t, (tdz, hint, self.desc())))
+            if p not in dropped:  # lines 25-26
+                out.append((ACK, self.id, p, (dz, self.desc())))
+        else:  # line 27-29: p's delay is tighter than ours
+            hint = self.best_parent(dz, list(self.view.values()), delay, exclude=p)
+            out.append((HINT, self.id, p, (dz, hint, self.desc())))
+
+    def peers_to_disconnect(self) -> list[int]:
+        """The child with the most selective subscription (its largest expression is the
+        smallest); ties go to the one with the largest delay."""
+        def key(c: int):
+            entries = self.fout[c]
+            return (max(self.space.volume(dz) for dz in entries), -max(entries.values()))
+        return [min(self.fout, key=key)]
+
+    def on_ack(self, q: int, dz: str, qdesc: Desc, *, now: int, out: list) -> None:
+        """Algorithm 1 lines 30-35."""
+        self.learn(qdesc)
+        self.pending.get(dz, {}).pop(q, None)
+        if dz not in self.fin:  # we no longer subscribe to it
+            out.append((DISCONNECT, self.id, q, (dz, "child")))
+            return
+        if qdesc.publisher:
+            self.fin_pub.add(q)
+            if any(p not in self.fin_pub for p in self.fin[dz]):  # a subscriber covers it already
+                out.append((DISCONNECT, self.id, q, (dz, "child")))
+                return
+            self.fin[dz].add(q)
+        else:
+            for other in list(self.fin[dz]):  # line 33: covered exactly once
+                if other != q:
+                    self.drop_parent(other, dz, out)
+            self.fin[dz].add(q)
+            if qdesc.delay == self.delay and dz in qdesc.dz:  # lines 34-35: a cycle is possible
+                for child, entries in self.fout.items():
+                    if entries.get(dz) == self.delay:
+                        out.append((CYCLE, self.id, child, (self.id, q, dz, self.delay)))
+
+    def drop_parent(self, q: int, dz: str, out: list) -> None:
+        self.fin.get(dz, set()).discard(q)
+        out.append((DISCONNECT, self.id, q, (dz, "child")))
+        if not any(q in s for s in self.fin.values()):
+            self.fin_pub.discard(q)
+
+    def on_cycle(self, originator: int, via: int, dz: str, delay: int, *, out: list) -> None:
+        """Algorithm 1 lines 36-42."""
+        if originator == self.id:  # line 37-38: the new parent `via` closed a cycle
+            if via in self.fin.get(dz, ()):
+                self.drop_parent(via, dz, out)
+                self.banned[via] = 1 << 30
+            return
+        if delay == self.delay and dz in self.dz:  # lines 40-42
+            for child, entries in self.fout.items():
+                if entries.get(dz) == self.delay:
+                    out.append((CYCLE, self.id, child, (originator, via, dz, delay)))
+
+    def on_disconnect(self, src: int, dz: str, role: str) -> None:
+        if role == "parent":  # our parent dropped us
+            if dz in self.fin:
+                self.fin[dz].discard(src)
+            if not any(src in s for s in self.fin.values()):
+                self.fin_pub.discard(src)
+            self.banned[src] = self.now + 3  # it let us go: ask its hint (or others) first
+        else:  # a child left us
+            entries = self.fout.get(src)
+            if entries is not None:
+                entries.pop(dz, None)
+                if not entries:
+                    del self.fout[src]
+
+    def on_hint(self, dz: str, hint: Desc | None, sender: Desc) -> None:
+        self.pending.get(dz, {}).pop(sender.id, None)
+        if not sender.publisher:
+            self.view.pop(sender.id, None)
+        if hint is not None:
+            self.learn(hint)
+
+    def peer_gone(self, pid: int) -> None:
+        """The failure detector says pid is offline: drop it everywhere."""
+        for parents in self.fin.values():
+            parents.discard(pid)
+        self.fin_pub.discard(pid)
+        self.fout.pop(pid, None)
+        self.forget(pid)
+        for asked in self.pending.values():
+            asked.pop(pid, None)
+
+    # --- Algorithm 3 and §5.1: the accuracy of the peer-level subscription -----------------
+
+    def estimate(self, dz: str, total_rate: float) -> float:
+        """Events per cycle in a sub-space: our own count if we subscribe to it, else what a
+        peer in our view measured for it (the aggregation of §5.1 over the gossip protocol's
+        messages), else its share of the whole space's rate by volume."""
+        for mine, rate in self.rates():
+            if mine == dz:
+                return rate
+        for d, _ in list(self.view.values()):
+            for other, rate in d.rates:
+                if other == dz:
+                    return rate
+        return total_rate * self.space.volume(dz)
+
+    def user_rate(self, dz: str, total_rate: float) -> float:
+        """Events per cycle of a sub-space that the user-level subscription wants (by volume)."""
+        region = self.space.region(dz)
+        inter = tuple((max(a, c), min(b, d)) for (a, b), (c, d) in zip(region, self.user))
+        if any(lo >= hi for lo, hi in inter):
+            return 0.0
+        share = 1.0
+        for (lo, hi), (rlo, rhi) in zip(inter, region):
+            share *= (hi - lo) / (rhi - rlo)
+        return self.estimate(dz, total_rate) * share
+
+    def coarsen(self, dz: str, now: int, out: list) -> bool:
+        """Algorithm 3 lines 1-3: dz found no parent within the timeout; take its coarser
+        sub-space (DZ-1) if the false positives it adds stay within the bandwidth budget."""
+        up = coarser(dz)
+        if up == dz:
+            return False
+        new = merge([d for d in self.dz if not covered(d, up)] + [up])
+        total = self.total_rate
+        fp = sum(self.estimate(d, total) - self.user_rate(d, total) for d in new)
+        if fp > self.fp_budget * total + 1e-12:
+            self.uncovered_since[dz] = now  # try again after another timeout
+            return False
+        self.remap(new, out)
+        return True
+
+    def refine(self, out: list) -> bool:
+        """Algorithm 3 lines 4-6: the false positives exceed the budget; replace the expression
+        that brought the most of them by its finer sub-spaces that the user box reaches (DZ+1)."""
+        fps: dict[str, int] = {}
+        for _, _, by in self.window:
+            for dz, c in by.items():
+                if dz.startswith("fp:"):
+                    fps[dz[3:]] = fps.get(dz[3:], 0) + c
+        for dz in sorted(fps, key=lambda d: -fps[d]):
+            if dz not in self.fin:
+                continue
+            kids = self.space.finer(dz, self.user)
+            if kids == [dz]:
+                continue
+            self.remap(merge([d for d in self.dz if d != dz] + kids), out, keep_parent_of={k: dz for k in kids})
+            self.window.clear()
+            return True
+        return False
+
+    def remap(self, new: list[str], out: list, keep_parent_of: dict[str, str] | None = None) -> None:
+        """Change the peer-level subscription: expressions that went away lose their parents
+        (a subscriber parent of a refined expression is asked again for each part); children
+        our new subscription no longer covers are let go (Algorithm 3 line 6)."""
+        old = self.fin
+        self.fin = {}
+        for dz in new:
+            if dz in old:
+                self.fin[dz] = old.pop(dz)
+            else:
+                self.fin[dz] = set()
+        for dz, parents in old.items():
+            for q in parents:
+                out.append((DISCONNECT, self.id, q, (dz, "child")))
+            self.pending.pop(dz, None)
+            self.uncovered_since.pop(dz, None)
+        if keep_parent_of:
+            for kid, was in keep_parent_of.items():
+                for q in old.get(was, ()):
+                    if q not in self.fin_pub:
+                        self.ask(q, kid, None, out)  # the same parent, for the finer part
+        self.fin_pub &= self.parents()
+        self.dz = list(new)
+        for child, entries in list(self.fout.items()):
+            for cdz in list(entries):
+                if not any(covered(cdz, a) for a in self.dz):
+                    del entries[cdz]
+                    out.append((DISCONNECT, self.id, child, (cdz, "parent")))
+            if not entries:
+                del self.fout[child]
+
+    def end_cycle(self, now: int, out: list, window: int) -> None:
+        """Close this cycle's counters; Algorithm 3 line 4: bandwidth violated -> refine."""
+        self.window.append(tuple(self.cur))
+        self.cur = [0, 0, {}]
+        if len(self.window) > window:
+            self.window.pop(0)
+        if self.publisher or len(self.window) < window:
+            return
+        fp = sum(w[1] for w in self.window) / len(self.window)
+        if fp > self.fp_budget * self.total_rate + 1e-12:
+            self.refine(out)
+
+    # --- Algorithm 2: event dissemination ----------------------------------------------------
+
+    def receive(self, code: str, point, publisher: int, pub_dz: tuple[str, ...], src: int,
+                hops: int, out: list, probe: bool = False) -> list[int]:
+        """Algorithm 2 for the first copy of one event (full-depth code `code`) arriving from
+        `src` after `hops` hops: the neighbours it goes to next (the network drops later copies).
+        A probe (measuring who would get an event) changes nothing."""
+        from_child = src in self.fout
+        if not probe:
+            self.hops = hops
+            if publisher not in self.publishers and publisher != self.id:  # an event names its source
+                self.publishers[publisher] = (Desc(publisher, 0, pub_dz, True, 0, ()), 0)
+            if from_child and not self.publisher:  # lines 2-4: a publisher we are not placed under
+                mine = [p for p in self.parents() if p not in self.fin_pub]
+                if not mine and publisher not in self.parents() and publisher not in self.banned:
+                    for dz in self.dz:
+                        if any(overlaps(dz, a) for a in pub_dz) and publisher not in self.pending.get(dz, {}):
+                            self.ask(publisher, dz, None, out)
+            if not self.publisher:
+                self.account(code, point, src, hops, out)
+        nxt: list[int] = []
+        if from_child or src == publisher:  # lines 6-8: up to subscriber parents that want it
+            for dz, parents in self.fin.items():
+                if matches(code, dz):
+                    nxt.extend(a for a in parents if a not in self.fin_pub and a != src)
+        if from_child or src == publisher or src in self.parents() or src == self.id:  # lines 9-11
+            for child, entries in self.fout.items():
+                if child != src and any(matches(code, dz) for dz in entries):
+                    nxt.append(child)
+        return nxt
+
+    def account(self, code: str, point, src: int, hops: int, out: list) -> None:
+        """A received event: the local filter delivers it if the user-level subscription wants
+        it, else counts a false positive; a parent of equal Δ that made us late is left (§4)."""
+        wanted = box_contains(self.user, point)
+        by = self.cur[2]
+        self.cur[0] += 1
+        dz = next((d for d in self.dz if matches(code, d)), None)
+        if dz is not None:
+            by[dz] = by.get(dz, 0) + 1
+        if wanted:
+            self.delivered += 1
+            if self.on_event is not None:
+                self.on_event(point)
+        else:
+            self.cur[1] += 1
+            self.false_positives += 1
+            if dz is not None:
+                by["fp:" + dz] = by.get("fp:" + dz, 0) + 1
+        if hops > self.delay and dz is not None and src in self.fin.get(dz, ()) and src not in self.fin_pub:
+            d = self.known.get(src)
+            if d is None or d.delay >= self.delay:
+                self.drop_parent(src, dz, out)
+                self.banned[src] = 1 << 30
