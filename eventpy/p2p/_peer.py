@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Callable, NamedTuple
 
-from ._space import Box, Space, box_contains, coarser, covered, matches, merge, overlaps
+from ._space import Box, Space, box_contains, coarser, covered, matches, merge, minimal, overlaps
 
 CONNECT, ACK, DISCONNECT, HINT, CYCLE = "CONNECT", "ACK", "DISCONNECT", "HINT", "DETECTCYCLE"
 
@@ -375,8 +375,12 @@ class Peer:
             kids = self.space.finer(dz, self.user)
             if kids == [dz]:
                 continue
-            self.remap(merge([d for d in self.dz if d != dz] + kids), out, keep_parent_of={k: dz for k in kids})
-            self.window.clear()
+            self.remap(minimal([d for d in self.dz if d != dz] + kids), out, keep_parent_of={k: dz for k in kids})
+            # what the refined expression let through is gone: the next refinement (next cycle,
+            # if the rest still exceeds the budget) looks at the others and at its parts
+            for i, (n, f, by) in enumerate(self.window):
+                gone = by.get("fp:" + dz, 0)
+                self.window[i] = (n, f - gone, {k: v for k, v in by.items() if k not in (dz, "fp:" + dz)})
             return True
         return False
 

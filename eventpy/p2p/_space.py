@@ -280,6 +280,16 @@ def covered_by_any(dz: str, others: Iterable[str]) -> bool:
     return any(covered(dz, o) for o in others)
 
 
+def minimal(dzs: Iterable[str]) -> list[str]:
+    """The expressions no other one covers (duplicates and nested ones dropped), siblings kept
+    apart: what a refinement leaves (a merge would undo it)."""
+    out: list[str] = []
+    for dz in sorted({d.rstrip("*") for d in dzs}, key=len):
+        if not any(covered(dz, o) for o in out):
+            out.append(dz)
+    return sorted(out)
+
+
 def merge(dzs: Iterable[str]) -> list[str]:
     """Algorithm 4 line 20: drop expressions covered by another and merge siblings (w0 + w1 into
     w, w0* + w1* into w**...) until nothing changes."""
@@ -358,4 +368,4 @@ def box_contains(box: Box, point: Sequence[float]) -> bool:
 
 
 __all__ = ["Box", "Dimension", "Space", "box_contains", "coarser", "covered", "covered_by_any", "matches",
-           "merge", "overlaps"]
+           "merge", "minimal", "overlaps"]
