@@ -287,11 +287,11 @@ def merge(dzs: Iterable[str]) -> list[str]:
     changed = True
     while changed:
         changed = False
-        kept = sorted(cur, key=len)
-        out: set[str] = set()
-        for dz in kept:
-            if not any(covered(dz, o) for o in out):
-                out.add(dz)
+        # Keep the expressions no other one covers. (Keeping each that none kept so far covers,
+        # shortest first, missed a cover of the same length: 001 and 0*1, or 00 and *0, both
+        # stayed when the set happened to list the covered one first.) Covering is a partial
+        # order on these '*'-stripped strings, so every dropped one lies in a kept one.
+        out = {dz for dz in cur if not any(o != dz and covered(dz, o) for o in cur)}
         for dz in sorted(out, key=len, reverse=True):
             if dz and dz[-1] in "01" and dz in out:
                 sib = dz[:-1] + ("1" if dz[-1] == "0" else "0")
