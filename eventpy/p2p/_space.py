@@ -228,15 +228,25 @@ class Space:
 
     def finer(self, dz: str, box: Box | None = None) -> list[str]:
         """DZ+1 of one expression (§5.1): its sub-spaces divided once more, those the box reaches
-        (all when no box is given); a dimension under '*' is not split again."""
+        (all when no box is given); a dimension under '*' is not split again, and neither is one
+        the box spans across the sub-space: it takes a '*' (§5.2), as in the mappings.
+
+        Splitting a spanned dimension gave two children that both reach the box and together are
+        dz again, so a refinement dropped no false positive (merge folded them back into dz):
+        Figure 4's DZ+1 of 00 for the subscription *0*0 is {0000, 0010} = 00*0, not {000, 001}."""
         _check(dz)
+        reg = self.region(dz)
         starred = {k % self.d for k, c in enumerate(dz) if c == "*"}
         pos = len(dz)
-        while pos < self.depth and pos % self.d in starred:  # those dimensions are not split again
-            pos += 1
+        while pos < self.depth:
+            i = pos % self.d
+            if i not in starred:
+                if box is None or not (box[i][0] <= reg[i][0] and reg[i][1] <= box[i][1]):
+                    break
+                starred.add(i)  # the box spans dimension i here: '*', and no split there later
+            pos += 1  # those dimensions are not split again
         if pos >= self.depth:
             return [dz]
-        reg = self.region(dz)
         i = pos % self.d
         dz = dz + "*" * (pos - len(dz))
         lo, hi = reg[i]
