@@ -179,7 +179,9 @@ class Space:
                                      "coarsen it (Space.coarse) or raise the limit")
             else:
                 stack.extend(reversed(split))
-        return sorted(out)
+        # Two partly filled full-depth cells w0 and w1 (or a full one and a partial one) enclose
+        # the box no tighter than their parent w: one expression instead of two ("the fewest").
+        return merge(out)
 
     def coarse(self, box: Box, r: int) -> list[str]:
         """Algorithm 4 (004 §5.1): at most r dz-expressions enclosing the box, by breadth-first
