@@ -284,7 +284,8 @@ def matches(code: str, dz: str) -> bool:
 
 
 def overlaps(dz1: str, dz2: str) -> bool:
-    """The two sub-spaces intersect (then one covers the other)."""
+    """The two sub-spaces intersect. Without '*' one then covers the other (§3); with '*' not
+    necessarily: *1 and 0 (d = 2) meet in 01 and neither covers the other."""
     return all(a == b or a == "*" or b == "*" for a, b in zip(dz1, dz2))
 
 
