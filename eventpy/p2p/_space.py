@@ -179,7 +179,9 @@ class Space:
                                      "coarsen it (Space.coarse) or raise the limit")
             else:
                 stack.extend(reversed(split))
-        return sorted(out)
+        # Two partly filled full-depth cells w0 and w1 (or a full one and a partial one) enclose
+        # the box no tighter than their parent w: one expression instead of two ("the fewest").
+        return merge(out)
 
     def coarse(self, box: Box, r: int) -> list[str]:
         """Algorithm 4 (004 §5.1): at most r dz-expressions enclosing the box, by breadth-first
@@ -228,15 +230,25 @@ class Space:
 
     def finer(self, dz: str, box: Box | None = None) -> list[str]:
         """DZ+1 of one expression (§5.1): its sub-spaces divided once more, those the box reaches
-        (all when no box is given); a dimension under '*' is not split again."""
+        (all when no box is given); a dimension under '*' is not split again, and neither is one
+        the box spans across the sub-space: it takes a '*' (§5.2), as in the mappings.
+
+        Splitting a spanned dimension gave two children that both reach the box and together are
+        dz again, so a refinement dropped no false positive (merge folded them back into dz):
+        Figure 4's DZ+1 of 00 for the subscription *0*0 is {0000, 0010} = 00*0, not {000, 001}."""
         _check(dz)
+        reg = self.region(dz)
         starred = {k % self.d for k, c in enumerate(dz) if c == "*"}
         pos = len(dz)
-        while pos < self.depth and pos % self.d in starred:  # those dimensions are not split again
-            pos += 1
+        while pos < self.depth:
+            i = pos % self.d
+            if i not in starred:
+                if box is None or not (box[i][0] <= reg[i][0] and reg[i][1] <= box[i][1]):
+                    break
+                starred.add(i)  # the box spans dimension i here: '*', and no split there later
+            pos += 1  # those dimensions are not split again
         if pos >= self.depth:
             return [dz]
-        reg = self.region(dz)
         i = pos % self.d
         dz = dz + "*" * (pos - len(dz))
         lo, hi = reg[i]
@@ -272,7 +284,8 @@ def matches(code: str, dz: str) -> bool:
 
 
 def overlaps(dz1: str, dz2: str) -> bool:
-    """The two sub-spaces intersect (then one covers the other)."""
+    """The two sub-spaces intersect. Without '*' one then covers the other (§3); with '*' not
+    necessarily: *1 and 0 (d = 2) meet in 01 and neither covers the other."""
     return all(a == b or a == "*" or b == "*" for a, b in zip(dz1, dz2))
 
 
@@ -297,11 +310,11 @@ def merge(dzs: Iterable[str]) -> list[str]:
     changed = True
     while changed:
         changed = False
-        kept = sorted(cur, key=len)
-        out: set[str] = set()
-        for dz in kept:
-            if not any(covered(dz, o) for o in out):
-                out.add(dz)
+        # Keep the expressions no other one covers. (Keeping each that none kept so far covers,
+        # shortest first, missed a cover of the same length: 001 and 0*1, or 00 and *0, both
+        # stayed when the set happened to list the covered one first.) Covering is a partial
+        # order on these '*'-stripped strings, so every dropped one lies in a kept one.
+        out = {dz for dz in cur if not any(o != dz and covered(dz, o) for o in cur)}
         for dz in sorted(out, key=len, reverse=True):
             if dz and dz[-1] in "01" and dz in out:
                 sib = dz[:-1] + ("1" if dz[-1] == "0" else "0")
