@@ -469,8 +469,8 @@ class Peer:
             by[dz] = by.get(dz, 0) + 1
         if wanted:
             self.delivered += 1
-            if self.on_event is not None:
-                self.on_event(point)
+            if self.on_event is not None:  # the event as its attributes
+                self.on_event({d.name: (int(v) if d.integer else v) for d, v in zip(self.space.dims, point)})
         else:
             self.cur[1] += 1
             self.false_positives += 1
