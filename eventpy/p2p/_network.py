@@ -56,13 +56,15 @@ class Network:
                               view_size=self._view_size(), rng=self._rng()))
 
     def add_subscriber(self, box: Box, *, delay: int, out_degree: int, r: int = 4, fp_budget: float = 0.0,
-                       on_event: Callable | None = None) -> int:
+                       on_event: Callable | None = None, accept: Callable | None = None) -> int:
         """A subscriber with user-level subscription `box`, delay requirement Δ (hops), out-degree
         m, a first mapping of at most r dz-expressions and a false-positive budget (a share of
-        all events)."""
+        all events). `on_event` gets each wanted event as {attribute: value}; `accept(point)`,
+        if given, is the rest of the local filter (an event in the box it rejects is a false
+        positive)."""
         return self._add(Peer(self._new_id(), self.space, box, delay=delay, out_degree=out_degree, r=r,
                               fp_budget=fp_budget, timeout=self.timeout, view_size=self._view_size(),
-                              rng=self._rng(), on_event=on_event))
+                              rng=self._rng(), on_event=on_event, accept=accept))
 
     def remove(self, pid: int) -> None:
         """The peer leaves (or fails) without a word; its neighbours notice next cycle."""
@@ -115,9 +117,11 @@ class Network:
                 for g in gone:
                     p.peer_gone(g)
         descs = [p.desc() for p in peers]
+        pubs = {p.id: [d for d, _ in p.publishers.values()] for p in peers}
         k = min(self.gossip_size, len(descs))
         for p in peers:
-            p.gossip(self.rng.sample(descs, k))
+            sample = self.rng.sample(descs, k)
+            p.gossip(sample, [d for s in sample for d in pubs[s.id]])
         order = peers[:]
         self.rng.shuffle(order)
         for p in order:
@@ -145,8 +149,13 @@ class Network:
     # --- Algorithm 2 ---------------------------------------------------------------------------
 
     def publish(self, pid: int, point, *, out: list | None = None, probe: bool = False) -> dict[int, int]:
-        """Disseminate one event from publisher `pid`: {peer: hops} of every peer it reached."""
-        pub = self.online[pid]
+        """Disseminate one event from publisher `pid` (a point, or {attribute: value}):
+        {peer: hops} of every peer it reached."""
+        pub = self.online.get(pid)
+        if pub is None or not pub.publisher:
+            raise KeyError(f"{pid} is not an online publisher")
+        if isinstance(point, dict):
+            point = self.space.point(point)
         if not box_contains(pub.user, point):
             raise ValueError(f"publisher {pid} advertised {pub.user}, which does not contain {point}")
         code = self.space.code(point)
@@ -194,6 +203,10 @@ class Network:
         for p in subs:
             ok += self._notified(p, pubs, cache)
         return ok / len(subs)
+
+    def is_notified(self, pid: int) -> bool:
+        """Whether this subscriber receives events from every relevant publisher in time."""
+        return self._notified(self.online[pid], self.publishers, {})
 
     def _notified(self, p: Peer, pubs: list[Peer], cache) -> bool:
         for dz in p.dz:

@@ -12,7 +12,7 @@ Delays are hop counts (§2). Δ(publisher) = 0; a subscriber's Δ >= 1.
 from __future__ import annotations
 
 import random
-from typing import Callable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 from ._space import Box, Space, box_contains, coarser, covered, matches, merge, minimal, overlaps
 
@@ -40,7 +40,7 @@ class Peer:
     def __init__(self, pid: int, space: Space, user: Box, *, delay: int, out_degree: int,
                  publisher: bool = False, r: int = 4, fp_budget: float = 0.0, timeout: int = 10,
                  view_size: int = 50, rng: random.Random | None = None,
-                 on_event: Callable | None = None) -> None:
+                 on_event: Callable | None = None, accept: Callable | None = None) -> None:
         if publisher and delay != 0:
             raise ValueError("a publisher's delay is 0 (it is the source)")
         if not publisher and delay < 1:
@@ -58,6 +58,7 @@ class Peer:
         self.view_size = view_size
         self.rng = rng or random.Random(pid)
         self.on_event = on_event
+        self.accept = accept  # the rest of the local filter, beyond the box (e.g. a guard)
         # a publisher's advertisement and a new subscriber's first mapping (§5.1, Algorithm 4)
         self.dz: list[str] = space.coarse(user, r)
         self.fin: dict[str, set[int]] = {dz: set() for dz in self.dz}
@@ -81,7 +82,28 @@ class Peer:
     # --- what others learn about us ---------------------------------------------------------
 
     def desc(self) -> Desc:
-        return Desc(self.id, self.delay, tuple(self.dz), self.publisher, self.hops, self.rates())
+        return Desc(self.id, self.delay, tuple(self.dz), self.publisher, self.depth(), self.rates())
+
+    def depth(self) -> int | None:
+        """How many hops events take to reach us: 0 for a publisher; else the deepest of our
+        expressions, each one more than its parent's (as the parent last told us) or 1 under
+        publishers; None while an expression has no parent. A peer choosing a parent of equal
+        Δ needs it (§4: equal delays may be violated), before any event has told it."""
+        if self.publisher:
+            return 0
+        worst = 0
+        for dz, parents in self.fin.items():
+            subs = [q for q in parents if q not in self.fin_pub]
+            if subs:
+                d = self.known.get(subs[0])
+                if d is None or d.hops is None:
+                    return None
+                worst = max(worst, d.hops + 1)
+            elif parents:
+                worst = max(worst, 1)
+            else:
+                return None
+        return worst if self.dz else None
 
     def rates(self) -> tuple[tuple[str, float], ...]:
         n = max(len(self.window), 1)
@@ -110,7 +132,7 @@ class Peer:
     def converged(self) -> bool:
         return self.publisher or all(self.is_covered(dz) for dz in self.dz)
 
-    def gossip(self, sample: list[Desc]) -> None:
+    def gossip(self, sample: list[Desc], publishers: Iterable[Desc] = ()) -> None:
         """Algorithm 1 lines 8-15: keep the sampled peers whose subscriptions cover ours or are
         covered by ours (publishers in their own list); age the view and drop old entries.
         Publishers are few and stay known until they are found gone (the failure detector, or a
@@ -124,8 +146,13 @@ class Peer:
         for d in sample:
             if d.id == self.id:
                 continue
+            if d.id in self.known:  # a neighbour's newer descriptor (its depth, its subscription)
+                self.known[d.id] = d
             if any(covered(a, b) or covered(b, a) for a in self.dz for b in d.dz):
                 (self.publishers if d.publisher else self.view)[d.id] = (d, 0)
+        for d in publishers:  # the sampled peers' publisher lists, exchanged as views are
+            if d.id not in self.publishers and any(overlaps(a, b) for a in self.dz for b in d.dz):
+                self.publishers[d.id] = (d, 0)
         if len(self.view) > self.view_size:
             for pid, _ in sorted(self.view.items(), key=lambda kv: kv[1][1])[self.view_size:]:
                 del self.view[pid]
@@ -243,9 +270,11 @@ class Peer:
     def peers_to_disconnect(self) -> list[int]:
         """The child with the most selective subscription (its largest expression is the
         smallest); ties go to the one with the largest delay."""
-        def key(c: int):
+        newest = next(reversed(self.fout))  # the child just accepted
+
+        def key(c: int):  # among equals the newcomer goes: the others are placed already
             entries = self.fout[c]
-            return (max(self.space.volume(dz) for dz in entries), -max(entries.values()))
+            return (max(self.space.volume(dz) for dz in entries), -max(entries.values()), c != newest)
         return [min(self.fout, key=key)]
 
     def on_ack(self, q: int, dz: str, qdesc: Desc, *, now: int, out: list) -> None:
@@ -376,11 +405,9 @@ class Peer:
             if kids == [dz]:
                 continue
             self.remap(minimal([d for d in self.dz if d != dz] + kids), out, keep_parent_of={k: dz for k in kids})
-            # what the refined expression let through is gone: the next refinement (next cycle,
-            # if the rest still exceeds the budget) looks at the others and at its parts
-            for i, (n, f, by) in enumerate(self.window):
-                gone = by.get("fp:" + dz, 0)
-                self.window[i] = (n, f - gone, {k: v for k, v in by.items() if k not in (dz, "fp:" + dz)})
+            # measure again before the next step: the parts need parents, and a refinement
+            # that comes every cycle keeps the peers below us looking for new ones
+            self.window.clear()
             return True
         return False
 
@@ -461,7 +488,7 @@ class Peer:
     def account(self, code: str, point, src: int, hops: int, out: list) -> None:
         """A received event: the local filter delivers it if the user-level subscription wants
         it, else counts a false positive; a parent of equal Δ that made us late is left (§4)."""
-        wanted = box_contains(self.user, point)
+        wanted = box_contains(self.user, point) and (self.accept is None or self.accept(point))
         by = self.cur[2]
         self.cur[0] += 1
         dz = next((d for d in self.dz if matches(code, d)), None)

@@ -1,0 +1,80 @@
+"""EventPy guards as subscriptions of the broker-less overlay.
+
+A guard is compiled as for the brokers (eventpy.guards); its one conjunction's normalized
+intervals (001 §4) are the user-level box (004 §2: a subscription is a hyper-rectangle), and the
+whole guard, evaluated by the compiled plan, is the rest of the local filter, so a predicate the
+box cannot hold (`price * volume > x`) still decides delivery exactly: events in the box that
+fail it count as false positives.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from ..guards import compile_guard
+from ..runtime.model import EventType, Interval
+from ._space import Box, Dimension, Space
+
+
+def space_of(etype: EventType, **domains: tuple[float, float]) -> Space:
+    """The event space of an event type whose attributes are all int or float, with the domain
+    of each given as (lo, hi), both ends included."""
+    missing = [a for a in etype.attrs if a not in domains]
+    extra = sorted(set(domains) - set(etype.attrs))
+    if missing or extra:
+        raise ValueError(f"{etype.name}: give a domain for every attribute"
+                         + (f"; missing {', '.join(missing)}" if missing else "")
+                         + (f"; {', '.join(extra)} is not an attribute" if extra else ""))
+    dims = []
+    for a in etype.attrs:
+        t = etype.schema[a]
+        lo, hi = domains[a]
+        if t is int:
+            dims.append(Dimension.ints(a, int(lo), int(hi)))
+        elif t is float:
+            dims.append(Dimension.floats(a, float(lo), float(hi)))
+        else:
+            raise TypeError(f"{etype.name}.{a} is {t.__name__}: the event space of 004 has ordered, "
+                            "bounded attributes only (int or float)")
+    return Space(dims)
+
+
+def guard_box(space: Space, etype: EventType, guard: str, params: Mapping[str, Any] | None = None
+              ) -> tuple[Box, Callable[[tuple], bool]]:
+    """(user-level box, local filter) of a guard over `etype`, whose attributes must be the
+    space's dimensions. A guard with `or` is several boxes: subscribe once per alternative."""
+    if tuple(d.name for d in space.dims) != tuple(etype.attrs):
+        raise ValueError(f"{etype.name} has attributes {', '.join(etype.attrs)}, the space "
+                         f"{', '.join(d.name for d in space.dims)}: build the space with space_of()")
+    params = dict(params or {})
+    plan = compile_guard(guard, etype, {k: type(v) for k, v in params.items()})
+    if plan.timed:
+        raise ValueError("elapsed() guards (evolving subscriptions) are not supported on the "
+                         "broker-less overlay")
+    if len(plan.spec) != 1:
+        raise ValueError(f"the guard {guard!r} has {len(plan.spec)} alternatives; a subscription of "
+                         "the broker-less overlay is one hyper-rectangle: subscribe once per alternative")
+    values = plan.evaluate(params)
+    constraints, switch, _ = plan.spec[0]
+    ranges: dict[str, Interval] = {}
+    empty = switch >= 0 and not values[switch]
+    for attr, var in constraints:
+        ranges[attr] = values[var]
+    box = space.box(ranges)
+    if empty:
+        box = tuple((lo, lo) for lo, _ in box)
+    names = etype.attrs
+    ints = [etype.schema[a] is int for a in names]
+
+    def accept(point: tuple) -> bool:
+        vals = tuple(int(v) if i else v for v, i in zip(point, ints))
+        return plan.holds(vals, values)
+
+    return box, accept
+
+
+def subscribe(net, etype: EventType, guard: str, params: Mapping[str, Any] | None = None, **kw: Any) -> int:
+    """`net.add_subscriber` for a guard: the box and the local filter from `guard_box`; other
+    keywords (delay, out_degree, r, fp_budget, on_event) as there."""
+    box, accept = guard_box(net.space, etype, guard, params)
+    return net.add_subscriber(box, accept=accept, **kw)
