@@ -57,3 +57,11 @@ def test_the_asyncio_block_prints_what_its_comment_says():
 def test_the_language_block_buys_as_it_says():
     ns, out = run_block("class StockMonitor", "readme_stock")
     assert out == "m1 buys IBM at 99.0\n" and ns["m"].limit == 99.0
+
+
+def test_the_p2p_block_prints_what_its_comments_say():
+    (block,) = [b for b in BLOCKS if "from eventpy import EventType, p2p" in b]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README p2p", "exec"), {})
+    assert out.getvalue() == "{'temp': 35, 'wind': 80}\n1.0 1.0\n"
