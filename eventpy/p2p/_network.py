@@ -112,9 +112,13 @@ class Network:
             if peer is not None and src in self.online:
                 peer.handle(kind, src, payload, now, out)
         gone, self._gone = self._gone, []
-        if gone:
-            for p in peers:
-                for g in gone:
+        online = self.online
+        for p in peers:  # heartbeats: a neighbour that left is noticed a cycle later
+            for q in [q for q in (*p.parents(), *p.fout) if q not in online]:
+                p.peer_gone(q)
+        for g in gone:  # a publisher that left is in everyone's list; a stale view entry of a
+            if self.peers[g].publisher:  # subscriber goes when a request to it goes unanswered
+                for p in peers:
                     p.peer_gone(g)
         descs = [p.desc() for p in peers]
         pubs = {p.id: [d for d, _ in p.publishers.values()] for p in peers}
