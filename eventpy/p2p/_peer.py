@@ -237,7 +237,11 @@ class Peer:
             if p not in dropped:  # lines 25-26
                 out.append((ACK, self.id, p, (dz, self.desc())))
         else:  # line 27-29: p's delay is tighter than ours
-            hint = self.best_parent(dz, list(self.view.values()), delay, exclude=p)
+            # line 28: findBestParent(pView ∪ Fin(q)): our own parents are tighter than us and
+            # cover what we subscribe to, the natural hint for a tighter child (pView alone
+            # often has none)
+            views = list(self.view.values()) + [self.known[a] for a in self.parents() if a in self.known]
+            hint = self.best_parent(dz, views, delay, exclude=p)
             out.append((HINT, self.id, p, (dz, hint, self.desc())))
 
     def peers_to_disconnect(self) -> list[int]:

@@ -1,0 +1,384 @@
+"""The broker-less overlay of paper 004 (eventpy/p2p/_peer.py, _network.py), checked against the
+paper and against a centralized oracle.
+
+Written from the paper's definitions, not from the module:
+
+- §2: Fin(s)/Fout(s) are a peer's incoming/outgoing connections, |Fout(s)| <= m(s); the delay is
+  the hop count from a publisher; a subscriber wants every event from its relevant publishers
+  within Δ(s), and controls the false positives it receives (a share of all events, §6).
+- §4 and Algorithm 1: a subscriber connects, for each dz of its peer-level subscription, to a
+  parent whose subscription covers dz and whose Δ is not looser than its own (publishers have
+  Δ = 0); a parent accepts (ACK) when Δ(child) >= Δ(parent) (line 17), else answers with a hint
+  (POTENTIALPARENT, lines 27-29); past m children it lets go of the most selective child, ties to
+  the larger delay, with DISCONNECT and a hint (lines 19-24); on an ACK from a subscriber parent
+  the other parents of that dz go (covered exactly once, line 33); an ACK from a parent of equal Δ
+  and equal dz sends DETECTCYCLE down (lines 34-35), forwarded only among equal Δ and dz (40-42),
+  and its return to the originator drops the new parent (36-38).
+- Algorithm 2: events go down from parents to the children whose dz they match, and up from
+  children (and from the publisher) to subscriber parents; the local filter delivers only what the
+  user-level subscription wants.
+- Algorithm 3 and §5.1: a dz without a parent for a timeout is coarsened (DZ-1) if the false
+  positives it adds stay within the budget; false positives over the budget refine the
+  subscription (DZ+1) and the children the new one does not cover are let go.
+- §6: converged = the share of peers whose subscription is covered by parents; notified = the
+  share that receive events from all relevant publishers within their Δ; massive churn.
+
+The sans-I/O tests feed one `Peer` its messages by hand (a message is (kind, src, dst, payload);
+the payload layouts are those `Peer.handle` takes). The network tests run small simulations and
+check invariants after every cycle and every delivery against an oracle (the user boxes).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eventpy.p2p import _workload
+from eventpy.p2p._network import Network
+from eventpy.p2p._peer import ACK, CONNECT, CYCLE, DISCONNECT, HINT, Peer
+from eventpy.p2p._space import Space, box_contains, covered
+
+# A 2-d space over [1, 8] x [1, 8] (depth 6). Its dz-expressions as boxes: '0' is A1 in [1, 4],
+# '00' adds A2 in [1, 4], '01' A2 in [5, 8], '0*0' is A1 in [1, 2], '000' A1 in [1, 2] and A2 in
+# [1, 4]; the empty expression is the whole space.
+S2 = Space.uniform(2, 1, 8)
+BOX = {
+    "": S2.whole,
+    "0": S2.box(A1=(1, 4)),
+    "1": S2.box(A1=(5, 8)),
+    "00": S2.box(A1=(1, 4), A2=(1, 4)),
+    "01": S2.box(A1=(1, 4), A2=(5, 8)),
+    "000": S2.box(A1=(1, 2), A2=(1, 4)),
+    "0*0": S2.box(A1=(1, 2)),
+}
+
+
+def sub(pid: int, dz: str, delay: int, *, m: int = 4, budget: float = 0.0, timeout: int = 3,
+        on_event=None) -> Peer:
+    """A subscriber whose user-level subscription is exactly the sub-space `dz` (so its first
+    mapping is {dz})."""
+    p = Peer(pid, S2, BOX[dz], delay=delay, out_degree=m, fp_budget=budget, timeout=timeout,
+             rng=random.Random(pid), on_event=on_event)
+    assert p.dz == [dz], p.dz  # the premise: an aligned box maps to its own sub-space
+    return p
+
+
+def pub(pid: int, *, m: int = 4) -> Peer:
+    return Peer(pid, S2, S2.whole, delay=0, out_degree=m, publisher=True, r=1, rng=random.Random(pid))
+
+
+def sent(out, kind=None, dst=None):
+    return [msg for msg in out if (kind is None or msg[0] == kind) and (dst is None or msg[2] == dst)]
+
+
+def connect(child: Peer, dz: str):
+    return CONNECT, child.id, (dz, child.delay, child.desc())
+
+
+def deliver(peers: dict[int, Peer], out: list, now: int = 1, rounds: int = 20) -> list:
+    """Deliver messages among hand-made peers until none is left (a message to a peer not in
+    `peers` is dropped); returns everything that was sent, in order."""
+    log = []
+    for _ in range(rounds):
+        if not out:
+            return log
+        log.extend(out)
+        batch, out = out, []
+        for kind, src, dst, payload in batch:
+            if dst in peers:
+                peers[dst].handle(kind, src, payload, now, out)
+    raise AssertionError(f"messages still flowing after {rounds} rounds: {out}")
+
+
+def link(child: Peer, parent: Peer, dz: str, *others: Peer) -> None:
+    """child asks parent for dz and the answers are delivered (among the two and `others`); the
+    link must be made."""
+    peers = {p.id: p for p in (child, parent, *others)}
+    kind, src, payload = connect(child, dz)
+    out: list = []
+    parent.handle(kind, src, payload, 1, out)
+    deliver(peers, out)
+    assert parent.id in child.fin[dz] and dz in parent.fout.get(child.id, {}), (child.fin, parent.fout)
+
+
+# --- Algorithm 1, lines 16-29: a connection request ------------------------------------------
+
+
+@pytest.mark.parametrize("child_delay", [2, 3, 7])
+@pytest.mark.parametrize("parent_dz,child_dz", [("0", "00"), ("0", "0"), ("", "01"), ("0", "000")])
+def test_connect_accepted_when_covered_and_delay_not_tighter(parent_dz, child_dz, child_delay):
+    q, p = sub(1, parent_dz, 2), sub(2, child_dz, child_delay)
+    out: list = []
+    q.handle(*connect(p, child_dz), 1, out)
+    assert [m[0] for m in sent(out, dst=p.id)] == [ACK]
+    assert q.fout == {p.id: {child_dz: child_delay}}
+    deliver({1: q, 2: p}, out)
+    assert p.fin[child_dz] == {q.id} and p.converged()
+
+
+@pytest.mark.parametrize("child_delay", [2, 3])
+def test_connect_from_a_tighter_child_is_rejected_with_a_hint(child_delay):
+    """Lines 27-29: Δ(p) < Δ(q); q answers POTENTIALPARENT with the best parent it knows of in
+    pView ∪ Fin(q): here its own parent a, which covers dz and is tight enough."""
+    a, q, p = sub(1, "", 1), sub(2, "0", 4), sub(3, "00", child_delay)
+    link(q, a, "0")
+    q.view.clear()  # a is known only as q's parent (Fin(q)), not from pView
+    out: list = []
+    q.handle(*connect(p, "00"), 1, out)
+    assert not sent(out, ACK) and p.id not in q.fout
+    hints = sent(out, HINT, p.id)
+    assert len(hints) == 1
+    dz, hint, _sender = hints[0][3]
+    assert dz == "00" and hint is not None and hint.id == a.id
+    # the hint is a suitable parent for p: it covers dz and is not looser than p
+    assert any(covered("00", e) for e in hint.dz) and hint.delay <= p.delay
+
+
+def test_connect_rejected_hint_never_names_an_unsuitable_peer():
+    """A hint from pView must cover dz and be tight enough; with none suitable, no one is named."""
+    q, p = sub(2, "0", 4), sub(3, "00", 2)
+    loose, narrow, ok = sub(10, "0", 3), sub(11, "01", 1), sub(12, "0", 1)
+    for d in (loose, narrow):
+        q.learn(d.desc())
+    out: list = []
+    q.handle(*connect(p, "00"), 1, out)
+    assert sent(out, HINT, p.id)[0][3][1] is None
+    q.learn(ok.desc())
+    out = []
+    q.handle(*connect(p, "00"), 1, out)
+    assert sent(out, HINT, p.id)[0][3][1].id == ok.id and p.id not in q.fout
+
+
+def test_connect_for_a_dz_the_parent_does_not_cover_is_rejected():
+    q, p = sub(1, "00", 1), sub(2, "0", 5)
+    out: list = []
+    q.handle(*connect(p, "0"), 1, out)
+    assert not sent(out, ACK) and sent(out, HINT, p.id) and p.id not in q.fout
+
+
+# --- Algorithm 1, lines 19-24: the out-degree constraint ---------------------------------------
+
+
+def test_out_degree_drops_the_most_selective_child_ties_to_the_larger_delay():
+    q = sub(1, "", 1, m=2)
+    c1, c2, p = sub(2, "00", 5), sub(3, "01", 3), sub(4, "0", 4)
+    link(c1, q, "00")
+    link(c2, q, "01")
+    out: list = []
+    q.handle(*connect(p, "0"), 1, out)
+    # '00' and '01' are equally selective (a quarter of the space each); '0' is half: the tie goes
+    # to the larger delay, c1
+    assert set(q.fout) == {c2.id, p.id}
+    assert sent(out, ACK, p.id)
+    assert [(m[0], m[3][0]) for m in sent(out, dst=c1.id)] == [(DISCONNECT, "00"), (HINT, "00")]
+    # line 22: the hint comes from pView ∪ Fout(q); p covers '00' and is tighter than c1
+    assert sent(out, HINT, c1.id)[0][3][1].id == p.id
+    assert not sent(out, dst=c2.id)
+    deliver({q.id: q, c1.id: c1, c2.id: c2, p.id: p}, out)
+    assert q.id not in c1.fin["00"] and p.fin["0"] == {q.id} and c2.fin["01"] == {q.id}
+
+
+def test_out_degree_selectivity_before_delay():
+    q = sub(1, "", 1, m=2)
+    c1, c2, p = sub(2, "000", 2), sub(3, "0", 8), sub(4, "01", 8)
+    link(c1, q, "000")
+    link(c2, q, "0")
+    out: list = []
+    q.handle(*connect(p, "01"), 1, out)
+    assert set(q.fout) == {c2.id, p.id} and sent(out, DISCONNECT, c1.id)
+
+
+def test_out_degree_newcomer_most_selective_gets_a_hint_not_an_ack():
+    q = sub(1, "", 1, m=2)
+    c1, c2, p = sub(2, "0", 3), sub(3, "1", 3), sub(4, "000", 4)
+    link(c1, q, "0")
+    link(c2, q, "1")
+    out: list = []
+    q.handle(*connect(p, "000"), 1, out)
+    assert set(q.fout) == {c1.id, c2.id}
+    assert not sent(out, ACK) and sent(out, HINT, p.id)
+    assert not sent(out, dst=c1.id) and not sent(out, dst=c2.id)
+    hint = sent(out, HINT, p.id)[0][3][1]
+    assert hint is not None and hint.id == c1.id  # c1 covers '000' and is not looser than p
+
+
+CHILD_DZ = ["", "0", "1", "00", "01", "000", "0*0"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(CHILD_DZ), st.integers(1, 6)), min_size=2, max_size=6))
+def test_out_degree_property(children):
+    """However the children come, the parent never keeps more than m, and each time it has to let
+    one go, it is one of the most selective (smallest sub-space), the larger delay among those."""
+    m = len(children) - 1
+    q = pub(100, m=m)
+    peers = [sub(i, dz, d) for i, (dz, d) in enumerate(children)]
+    for p in peers[:-1]:
+        link(p, q, p.dz[0])
+    new = peers[-1]
+    out: list = []
+    q.handle(*connect(new, new.dz[0]), 1, out)
+    assert len(q.fout) == m
+    dropped = [p for p in peers if p.id not in q.fout]
+    assert len(dropped) == 1
+    d = dropped[0]
+    vol = S2.volume
+    assert vol(d.dz[0]) == min(vol(p.dz[0]) for p in peers)
+    assert d.delay == max(p.delay for p in peers if vol(p.dz[0]) == vol(d.dz[0]))
+    assert bool(sent(out, ACK, new.id)) == (d is not new)
+    assert sent(out, HINT, d.id)
+
+
+# --- Algorithm 1, lines 30-35: an acknowledgement -----------------------------------------------
+
+
+def test_ack_from_a_subscriber_parent_disconnects_the_other_parents_of_that_dz():
+    P, q1, q2 = pub(50), sub(1, "", 1), sub(2, "0", 2)
+    p = Peer(9, S2, S2.box(A1=(3, 6)), delay=5, out_degree=4, rng=random.Random(9))
+    assert p.dz == ["0*1", "1*0"]  # A1 in [3, 4] and A1 in [5, 6]
+    p.gossip([P.desc()])
+    link(p, P, "0*1")
+    link(p, P, "1*0")
+    link(p, q1, "0*1", P)
+    # covered exactly once: the publisher went for '0*1', not for '1*0'
+    assert p.fin == {"0*1": {q1.id}, "1*0": {P.id}}
+    assert p.id in P.fout and set(P.fout[p.id]) == {"1*0"}
+    link(p, q2, "0*1", q1)
+    assert p.fin == {"0*1": {q2.id}, "1*0": {P.id}}
+    assert p.id not in q1.fout
+
+
+def test_ack_from_a_publisher_when_a_subscriber_already_covers_is_undone():
+    P, q = pub(50), sub(1, "0", 1)
+    p = sub(2, "00", 3)
+    p.gossip([P.desc()])
+    link(p, q, "00")
+    out: list = []
+    P.handle(*connect(p, "00"), 1, out)
+    deliver({P.id: P, p.id: p}, out)
+    assert p.fin["00"] == {q.id} and p.id not in P.fout
+
+
+# --- Algorithm 1, lines 34-42: cycles ------------------------------------------------------------
+
+
+def test_detectcycle_returning_to_its_originator_drops_the_parent():
+    a, b = sub(1, "0", 3), sub(2, "0", 3)
+    link(a, b, "0")
+    out: list = []
+    a.handle(CYCLE, 7, (a.id, b.id, "0", 3), 1, out)
+    assert b.id not in a.fin["0"]
+    assert sent(out, DISCONNECT, b.id) and sent(out, DISCONNECT, b.id)[0][3][0] == "0"
+
+
+def test_a_cycle_of_equal_peers_is_found_and_broken():
+    """a <- b <- c (b is a's child, c is b's child), all with the same Δ and dz; a then takes c as
+    its parent: DETECTCYCLE goes a -> b -> c -> a and a drops c."""
+    a, b, c = sub(1, "0", 3), sub(2, "0", 3), sub(3, "0", 3)
+    peers = {1: a, 2: b, 3: c}
+    link(b, a, "0")
+    link(c, b, "0")
+    out: list = []
+    c.handle(*connect(a, "0"), 1, out)
+    log = deliver(peers, out)
+    assert [m[2] for m in log if m[0] == CYCLE] == [b.id, c.id, a.id]
+    assert c.id not in a.fin["0"] and a.id not in c.fout
+    assert b.fin["0"] == {a.id} and c.fin["0"] == {b.id}
+
+
+def test_detectcycle_is_not_forwarded_past_a_different_delay():
+    a, b, c = sub(1, "0", 3), sub(2, "0", 4), sub(3, "0", 4)
+    link(c, b, "0")
+    out: list = []
+    b.handle(CYCLE, a.id, (a.id, 99, "0", 3), 1, out)
+    assert not sent(out, CYCLE)
+
+
+# --- Algorithm 3: coarsening on a timeout, refining on false positives ------------------------
+
+
+def run_manage(p: Peer, cycles: range, rate: float) -> list:
+    out: list = []
+    for now in cycles:
+        p.now = now
+        p.total_rate = rate
+        p.manage(now, out)
+    return out
+
+
+def test_uncovered_for_the_timeout_coarsens_when_the_budget_allows():
+    """'00' is a quarter of the space, its DZ-1 '0' a half: with uniform events (no measured rate
+    yet, so the estimate is by volume) coarsening adds a quarter of all events as false
+    positives, which a budget of 0.3 allows."""
+    p = sub(1, "00", 5, budget=0.3, timeout=4)
+    run_manage(p, range(1, 4), rate=10.0)
+    assert p.dz == ["00"]  # not before the timeout
+    run_manage(p, range(4, 7), rate=10.0)
+    assert p.dz == ["0"]
+    assert set(p.fin) == {"0"}
+
+
+def test_uncovered_for_the_timeout_does_not_coarsen_beyond_the_budget():
+    p = sub(1, "00", 5, budget=0.2, timeout=4)
+    run_manage(p, range(1, 30), rate=10.0)
+    assert p.dz == ["00"]
+
+
+def test_a_covered_peer_does_not_coarsen():
+    q, p = sub(1, "0", 1), sub(2, "00", 5, budget=1.0, timeout=3)
+    link(p, q, "00")
+    run_manage(p, range(1, 30), rate=10.0)
+    assert p.dz == ["00"] and p.fin["00"] == {q.id}
+
+
+def feed(p: Peer, points, src: int, publisher: int = 50, hops: int = 2) -> list:
+    out: list = []
+    for point in points:
+        p.receive(S2.code(point), point, publisher, ("",), src, hops, out)
+    return out
+
+
+def test_false_positives_over_the_budget_refine_and_let_go_of_uncovered_children():
+    """p wants '00' but holds '0' (it coarsened on a timeout). Events then fall half in '01'
+    (5 of 10 per cycle), twice what the estimate said: the budget (0.3 x 10) is exceeded, p
+    refines back to '00' and lets go of its child for '01' (Algorithm 3 line 6), keeping the one
+    for '00'."""
+    got = []
+    p = sub(1, "00", 2, budget=0.3, timeout=2, on_event=got.append)
+    run_manage(p, range(1, 4), rate=10.0)
+    assert p.dz == ["0"]
+    c1, c2 = sub(2, "00", 4), sub(3, "01", 4)
+    link(c1, p, "00")
+    link(c2, p, "01")
+    wanted = [(2.0, 3.0)] * 5
+    unwanted = [(3.0, 6.0)] * 5
+    window = 5
+    out: list = []
+    for now in range(4, 4 + window):
+        p.now = now
+        out += feed(p, wanted + unwanted, src=50)
+        p.end_cycle(now, out, window)
+    assert p.dz == ["00"]
+    assert set(p.fout) == {c1.id}
+    assert [(m[0], m[3]) for m in sent(out, dst=c2.id)] == [(DISCONNECT, ("01", "parent"))]
+    assert not sent(out, DISCONNECT, c1.id)
+    # the local filter: only the wanted events reach the application
+    assert got == [{"A1": 2, "A2": 3}] * (5 * window)
+    deliver({1: p, 2: c1, 3: c2}, out)
+    assert c2.fin["01"] == set() and c1.fin["00"] == {p.id}
+
+
+def test_false_positives_within_the_budget_do_not_refine():
+    p = sub(1, "00", 2, budget=0.6, timeout=2)
+    run_manage(p, range(1, 4), rate=10.0)
+    assert p.dz == ["0"]
+    out: list = []
+    for now in range(4, 20):
+        p.now = now
+        out += feed(p, [(2.0, 3.0)] * 5 + [(3.0, 6.0)] * 5, src=50)
+        p.end_cycle(now, out, 5)
+    assert p.dz == ["0"]
