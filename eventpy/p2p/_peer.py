@@ -245,11 +245,13 @@ class Peer:
             out.append((HINT, self.id, p, (dz, hint, self.desc())))
 
     def peers_to_disconnect(self) -> list[int]:
-        """The child with the most selective subscription (its largest expression is the
-        smallest); ties go to the one with the largest delay."""
+        """Algorithm 1 line 20: the child with the most selective subscription, ties to the one
+        with the largest delay (§4). Selectivity is the size of what the child subscribes to here
+        (the volumes of its expressions with us, summed): by its largest expression alone, a
+        child holding four eighths of the space weighed as one holding one eighth."""
         def key(c: int):
             entries = self.fout[c]
-            return (max(self.space.volume(dz) for dz in entries), -max(entries.values()))
+            return (sum(self.space.volume(dz) for dz in entries), -max(entries.values()))
         return [min(self.fout, key=key)]
 
     def on_ack(self, q: int, dz: str, qdesc: Desc, *, now: int, out: list) -> None:

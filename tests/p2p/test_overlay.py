@@ -206,6 +206,22 @@ def test_out_degree_newcomer_most_selective_gets_a_hint_not_an_ack():
     assert hint is not None and hint.id == c1.id  # c1 covers '000' and is not looser than p
 
 
+def test_out_degree_selectivity_is_the_size_of_the_childs_subscription():
+    """'Highly selective' is about the subscription: c1 holds A1 in [3, 6] as two quarters of the
+    space ('0*1' and '1*0', half of it in all), c2 one quarter ('00'). c2 is the more selective,
+    whatever the delays (c1's larger delay only breaks ties)."""
+    q = pub(100, m=2)
+    c1 = Peer(1, S2, S2.box(A1=(3, 6)), delay=6, out_degree=4, rng=random.Random(1))
+    assert c1.dz == ["0*1", "1*0"]
+    c2, p = sub(2, "00", 3), sub(3, "", 2)
+    link(c1, q, "0*1")
+    link(c1, q, "1*0")
+    link(c2, q, "00")
+    out: list = []
+    q.handle(*connect(p, ""), 1, out)
+    assert set(q.fout) == {c1.id, p.id} and sent(out, DISCONNECT, c2.id)
+
+
 CHILD_DZ = ["", "0", "1", "00", "01", "000", "0*0"]
 
 
