@@ -226,7 +226,7 @@ class Peer:
             return
         if delay >= self.delay:  # line 17
             self.fout.setdefault(p, {})[dz] = delay
-            dropped = self.peers_to_disconnect() if len(self.fout) > self.m else []  # lines 19-20
+            dropped = self.peers_to_disconnect(p) if len(self.fout) > self.m else []  # lines 19-20
             for t in dropped:  # lines 21-24
                 entries = self.fout.pop(t)
                 for tdz, tdelay in entries.items():
@@ -244,14 +244,17 @@ class Peer:
             hint = self.best_parent(dz, views, delay, exclude=p)
             out.append((HINT, self.id, p, (dz, hint, self.desc())))
 
-    def peers_to_disconnect(self) -> list[int]:
+    def peers_to_disconnect(self, new: int) -> list[int]:
         """Algorithm 1 line 20: the child with the most selective subscription, ties to the one
         with the largest delay (§4). Selectivity is the size of what the child subscribes to here
         (the volumes of its expressions with us, summed): by its largest expression alone, a
-        child holding four eighths of the space weighed as one holding one eighth."""
+        child holding four eighths of the space weighed as one holding one eighth.
+        On a full tie the newcomer `new` goes: letting an equal incumbent go gains nothing and
+        moves its subtree, and peers equal for fewer places then push each other out for ever,
+        none uncovered long enough to coarsen (Algorithm 3 line 1)."""
         def key(c: int):
             entries = self.fout[c]
-            return (sum(self.space.volume(dz) for dz in entries), -max(entries.values()))
+            return (sum(self.space.volume(dz) for dz in entries), -max(entries.values()), c != new)
         return [min(self.fout, key=key)]
 
     def on_ack(self, q: int, dz: str, qdesc: Desc, *, now: int, out: list) -> None:

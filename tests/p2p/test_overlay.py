@@ -222,6 +222,24 @@ def test_out_degree_selectivity_is_the_size_of_the_childs_subscription():
     assert set(q.fout) == {c1.id, p.id} and sent(out, DISCONNECT, c2.id)
 
 
+def test_out_degree_full_tie_keeps_the_incumbents():
+    """Equally selective and equally tight: the paper orders no further. Letting an incumbent go
+    for a newcomer that is no better gains nothing and moves the incumbent's whole subtree (and
+    three such peers for two places then push each other out for ever, each covered too briefly
+    to reach the timeout that would coarsen it, Algorithm 3 line 1); so the newcomer is the one
+    turned away, with a hint."""
+    q = pub(100, m=2)
+    c1, c2, p = sub(1, "00", 4), sub(2, "01", 4), sub(3, "0*0", 4)
+    assert S2.volume("0*0") == S2.volume("00") == S2.volume("01")
+    link(c1, q, "00")
+    link(c2, q, "01")
+    out: list = []
+    q.handle(*connect(p, "0*0"), 1, out)
+    assert set(q.fout) == {c1.id, c2.id}
+    assert not sent(out, ACK) and sent(out, HINT, p.id)
+    assert not sent(out, dst=c1.id) and not sent(out, dst=c2.id)
+
+
 CHILD_DZ = ["", "0", "1", "00", "01", "000", "0*0"]
 
 
@@ -229,7 +247,8 @@ CHILD_DZ = ["", "0", "1", "00", "01", "000", "0*0"]
 @given(st.lists(st.tuples(st.sampled_from(CHILD_DZ), st.integers(1, 6)), min_size=2, max_size=6))
 def test_out_degree_property(children):
     """However the children come, the parent never keeps more than m, and each time it has to let
-    one go, it is one of the most selective (smallest sub-space), the larger delay among those."""
+    one go, it is one of the most selective (smallest sub-space), the larger delay among those,
+    the newcomer if it is one of them."""
     m = len(children) - 1
     q = pub(100, m=m)
     peers = [sub(i, dz, d) for i, (dz, d) in enumerate(children)]
@@ -245,6 +264,8 @@ def test_out_degree_property(children):
     vol = S2.volume
     assert vol(d.dz[0]) == min(vol(p.dz[0]) for p in peers)
     assert d.delay == max(p.delay for p in peers if vol(p.dz[0]) == vol(d.dz[0]))
+    if (vol(new.dz[0]), new.delay) == (vol(d.dz[0]), d.delay):
+        assert d is new
     assert bool(sent(out, ACK, new.id)) == (d is not new)
     assert sent(out, HINT, d.id)
 
