@@ -419,3 +419,161 @@ def test_false_positives_within_the_budget_do_not_refine():
         out += feed(p, [(2.0, 3.0)] * 5 + [(3.0, 6.0)] * 5, src=50)
         p.end_cycle(now, out, 5)
     assert p.dz == ["0"]
+
+
+# --- the whole network: invariants after every cycle -----------------------------------------
+
+S4 = Space.uniform(4)  # the paper's evaluation space (§6): integer attributes over [1, 128]
+EVENTS = 20  # events per cycle
+
+
+def build(seed: int, n: int, *, pubs: int = 3, m: int = 8, delays=(3, 8), budget: float = 1.0,
+          record: bool = False):
+    """A network of `pubs` publishers (advertising the whole space) and n W1 subscribers with Δ
+    uniform in `delays`, out-degree m, first mappings of r = 4 and false-positive budget
+    `budget`. With `record`, each subscriber's deliveries are kept: got[id] = [event, ...]."""
+    rng = random.Random(seed)
+    net = Network(S4, seed=seed)
+    pub_ids = [net.add_publisher(out_degree=m) for _ in range(pubs)]
+    got: dict[int, list] = defaultdict(list)
+
+    def add() -> int:
+        box = _workload.subscription(S4, rng)
+        delay = rng.randint(*delays)
+        if not record:
+            return net.add_subscriber(box, delay=delay, out_degree=m, r=4, fp_budget=budget)
+        pid = net._next_id  # the id add_subscriber is about to give
+        sid = net.add_subscriber(box, delay=delay, out_degree=m, r=4, fp_budget=budget,
+                                 on_event=got[pid].append)
+        assert sid == pid
+        return sid
+
+    for _ in range(n):
+        add()
+
+    def events(k: int = EVENTS):
+        return [(rng.choice(pub_ids), _workload.event(S4, rng)) for _ in range(k)]
+
+    return net, pub_ids, rng, add, events, got
+
+
+def in_flight(net: Network) -> set:
+    """The ACKs and DISCONNECTs sent in the last cycle, delivered at the start of the next."""
+    out = set()
+    for kind, src, dst, payload in net.queue:
+        if kind == ACK:
+            out.add((ACK, src, dst, payload[0]))
+        elif kind == DISCONNECT:
+            out.add((DISCONNECT, src, dst, payload[0], payload[1]))
+    return out
+
+
+def violations(net: Network) -> list[str]:
+    """The invariants of §2 and Algorithms 1 and 3 that hold after every cycle, messages in flight
+    taken into account (a message is delivered one cycle after it is sent, so what a peer did in
+    this cycle reaches the other end only in the next one: that lag, and no more, is allowed)."""
+    on = net.online
+    msgs = in_flight(net)
+    bad = []
+    for p in on.values():
+        # §2: |Fout(p)| <= m(p); a parent over m lets a child go at once (lines 19-24)
+        if len(p.fout) > p.m:
+            bad.append(f"{p.id} has {len(p.fout)} children, m = {p.m}")
+        for dz, parents in p.fin.items():
+            assert dz in p.dz, (p.id, dz, p.dz)
+            # §4, line 33: covered exactly once by a subscriber parent (no duplicate events),
+            # publishers (all the relevant ones) only where no subscriber covers dz
+            subs = [q for q in parents if q in on and not on[q].publisher]
+            if subs and len(parents) > 1:
+                bad.append(f"{p.id} has parents {sorted(parents)} for {dz}")
+            for q in parents:
+                # a peer that left is noticed at the start of the next cycle (failure detector)
+                if q not in on:
+                    bad.append(f"{p.id} keeps {q}, gone, as a parent for {dz}")
+                    continue
+                told = (DISCONNECT, q, p.id, dz, "parent") in msgs
+                Q = on[q]
+                # §4: a subscriber parent's subscription covers dz; when the parent refines it
+                # lets the child go (Algorithm 3 line 6), which the child hears next cycle
+                if not Q.publisher and not any(covered(dz, e) for e in Q.dz) and not told:
+                    bad.append(f"{p.id}'s parent {q} for {dz} holds {Q.dz}, and said nothing")
+                # Fin/Fout: q is p's parent for dz => p is q's child for dz, unless q has just
+                # let p go (its DISCONNECT in flight)
+                if dz not in Q.fout.get(p.id, {}) and not told:
+                    bad.append(f"{p.id} lists {q} as parent for {dz}; {q} does not list it")
+        for c, entries in p.fout.items():
+            if c not in on:
+                bad.append(f"{p.id} keeps {c}, gone, as a child")
+                continue
+            for dz in entries:
+                # p accepted c: c hears it next cycle (ACK in flight), or c has just dropped p
+                if p.id not in on[c].fin.get(dz, ()) and (ACK, p.id, c, dz) not in msgs \
+                        and (DISCONNECT, c, p.id, dz, "child") not in msgs:
+                    bad.append(f"{p.id} lists {c} as child for {dz}; {c} does not list it")
+    return bad
+
+
+def cycles_of(net: Network) -> set[frozenset]:
+    """Cycles of the parent relation on (peer, dz) pairs: (p, dz) -> (q, e) when q is a
+    subscriber parent of p for dz and e is q's expression covering dz. A cycle can only join
+    equal expressions of equal Δ (covering and Δ are both monotone along it), so this is the
+    parent relation restricted to one dz."""
+    on = net.online
+
+    def succ(node):
+        pid, dz = node
+        for q in on[pid].fin.get(dz, ()):
+            Q = on.get(q)
+            if Q is not None and not Q.publisher:
+                for e in Q.dz:
+                    if covered(dz, e):
+                        yield (q, e)
+
+    found: set[frozenset] = set()
+    state: dict = {}
+    for p in on.values():
+        for dz in p.dz:
+            root = (p.id, dz)
+            if root in state:
+                continue
+            state[root] = 1
+            stack = [(root, iter(list(succ(root))))]
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    state[node] = 2
+                    stack.pop()
+                elif state.get(nxt) == 1:
+                    path = [n for n, _ in stack]
+                    found.add(frozenset(path[path.index(nxt):]))
+                elif nxt not in state:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(list(succ(nxt)))))
+    return found
+
+
+@pytest.mark.parametrize("seed,n,pubs,budget", [(1, 80, 3, 1.0), (2, 120, 2, 1.0), (3, 100, 3, 0.1)])
+def test_invariants_after_every_cycle(seed, n, pubs, budget):
+    """Through construction, a tight budget (refinements letting children go) and a massive churn
+    (a quarter of the subscribers leave at once, as many join): the invariants hold after every
+    cycle; a cycle of equal peers is broken as DETECTCYCLE goes round it (one hop a cycle)."""
+    net, _pubs, rng, add, events, _ = build(seed, n, pubs=pubs, budget=budget)
+    alive: dict[frozenset, int] = {}
+    seen = set()
+    for cycle in range(1, 131):
+        if cycle == 70:
+            for p in rng.sample(net.subscribers, n // 4):
+                net.remove(p.id)
+            for _ in range(n // 4):
+                add()
+        net.step(events())
+        bad = violations(net)
+        assert not bad, (cycle, bad[:5])
+        found = cycles_of(net)
+        alive = {c: alive.get(c, 0) + 1 for c in found}
+        seen |= found
+        for c, age in alive.items():
+            # DETECTCYCLE needs one cycle per hop to come back to its originator
+            assert age <= len(c) + 2, (cycle, sorted(c), age)
+    print(f"cycles formed and broken: {len(seen)}")
