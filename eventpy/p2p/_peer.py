@@ -444,6 +444,10 @@ class Peer:
         `src` after `hops` hops: the neighbours it goes to next (the network drops later copies).
         A probe (measuring who would get an event) changes nothing."""
         from_child = src in self.fout
+        # Algorithm 2 line 9 asks whether the sender is a parent when the event arrives: the local
+        # filter below may drop a late parent of equal Δ (§4), and this event must still go down
+        # to the children, whose looser Δ it may well meet
+        from_parent = src in self.parents()
         if not probe:
             self.hops = hops
             if publisher not in self.publishers and publisher != self.id:  # an event names its source
@@ -461,7 +465,7 @@ class Peer:
             for dz, parents in self.fin.items():
                 if matches(code, dz):
                     nxt.extend(a for a in parents if a not in self.fin_pub and a != src)
-        if from_child or src == publisher or src in self.parents() or src == self.id:  # lines 9-11
+        if from_child or src == publisher or from_parent or src == self.id:  # lines 9-11
             for child, entries in self.fout.items():
                 if child != src and any(matches(code, dz) for dz in entries):
                     nxt.append(child)

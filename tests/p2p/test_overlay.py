@@ -335,6 +335,33 @@ def test_detectcycle_is_not_forwarded_past_a_different_delay():
     assert not sent(out, CYCLE)
 
 
+# --- Algorithm 2 and §4: dissemination at one peer --------------------------------------------
+
+
+def test_event_goes_down_from_parents_and_up_from_children_that_want_it():
+    P, a, p, c = pub(50), sub(1, "", 1), sub(2, "0", 3), sub(3, "00", 6)
+    link(p, a, "0")
+    link(c, p, "00")
+    inside, outside = (2.0, 3.0), (2.0, 7.0)  # in '00'; in '01' (still in '0')
+    assert sorted(p.receive(S2.code(inside), inside, P.id, ("",), a.id, 2, [])) == [c.id]
+    assert p.receive(S2.code(outside), outside, P.id, ("",), a.id, 2, []) == []  # c does not want it
+    # from a child (lines 6-8): up to the subscriber parents whose dz holds it
+    assert sorted(p.receive(S2.code(inside), inside, P.id, ("",), c.id, 2, [])) == [a.id]
+
+
+def test_a_late_parent_of_equal_delay_is_dropped_and_the_event_still_goes_down():
+    """§4: with equal Δ an event may come too late; p drops that parent. The event came from a
+    parent all the same (Algorithm 2 line 9): p's child, of looser Δ, still gets it."""
+    q, p, c = sub(1, "0", 3), sub(2, "0", 3), sub(3, "00", 6)
+    link(p, q, "0")
+    link(c, p, "00")
+    point = (2.0, 3.0)
+    out: list = []
+    nxt = p.receive(S2.code(point), point, 50, ("",), q.id, 4, out)  # 4 hops > Δ(p) = 3
+    assert q.id not in p.fin["0"] and sent(out, DISCONNECT, q.id)
+    assert nxt == [c.id]
+
+
 # --- Algorithm 3: coarsening on a timeout, refining on false positives ------------------------
 
 
@@ -428,17 +455,18 @@ EVENTS = 20  # events per cycle
 
 
 def build(seed: int, n: int, *, pubs: int = 3, m: int = 8, delays=(3, 8), budget: float = 1.0,
-          record: bool = False):
+          record: bool = False, width=(0.05, 0.5)):
     """A network of `pubs` publishers (advertising the whole space) and n W1 subscribers with Δ
     uniform in `delays`, out-degree m, first mappings of r = 4 and false-positive budget
-    `budget`. With `record`, each subscriber's deliveries are kept: got[id] = [event, ...]."""
+    `budget`, box sides a share `width` of each domain. With `record`, each subscriber's
+    deliveries are kept: got[id] = [event, ...]."""
     rng = random.Random(seed)
     net = Network(S4, seed=seed)
     pub_ids = [net.add_publisher(out_degree=m) for _ in range(pubs)]
     got: dict[int, list] = defaultdict(list)
 
     def add() -> int:
-        box = _workload.subscription(S4, rng)
+        box = _workload.subscription(S4, rng, width=width)
         delay = rng.randint(*delays)
         if not record:
             return net.add_subscriber(box, delay=delay, out_degree=m, r=4, fp_budget=budget)
@@ -577,3 +605,4 @@ def test_invariants_after_every_cycle(seed, n, pubs, budget):
             # DETECTCYCLE needs one cycle per hop to come back to its originator
             assert age <= len(c) + 2, (cycle, sorted(c), age)
     print(f"cycles formed and broken: {len(seen)}")
+
