@@ -21,7 +21,7 @@ from collections import Counter, deque
 from typing import Callable, Iterable
 
 from ._peer import Desc, Peer
-from ._space import Box, Space, box_contains
+from ._space import Box, Space, box_contains, matches
 
 
 class Network:
@@ -144,8 +144,11 @@ class Network:
 
     # --- Algorithm 2 ---------------------------------------------------------------------------
 
-    def publish(self, pid: int, point, *, out: list | None = None, probe: bool = False) -> dict[int, int]:
-        """Disseminate one event from publisher `pid`: {peer: hops} of every peer it reached."""
+    def publish(self, pid: int, point, *, out: list | None = None, probe: bool = False,
+                down: bool = False) -> dict[int, int]:
+        """Disseminate one event from publisher `pid`: {peer: hops} of every peer it reached.
+        `down` (a probe only) follows the links from parents to children alone, as the children
+        see them (see _notified)."""
         pub = self.online[pid]
         if not box_contains(pub.user, point):
             raise ValueError(f"publisher {pid} advertised {pub.user}, which does not contain {point}")
@@ -167,8 +170,15 @@ class Network:
                 continue
             got[node] = hops
             for nxt in peer.receive(code, point, pid, pub_dz, src, hops, sink, probe):
-                frontier.append((nxt, node, hops + 1))
+                if not down or self._parent_link(node, nxt, code):
+                    frontier.append((nxt, node, hops + 1))
         return got
+
+    def _parent_link(self, parent: int, child: int, code: str) -> bool:
+        """`parent` is a parent of `child` for the child's expression that holds the event (as
+        the child sees it: a link just made or just undone is in its other end's tables only)."""
+        peer = self.online.get(child)
+        return peer is not None and any(parent in ps and matches(code, dz) for dz, ps in peer.fin.items())
 
     # --- the paper's metrics (§6) ------------------------------------------------------------
 
@@ -181,8 +191,14 @@ class Network:
         """The share of online subscribers (or of a sample of them) that receive events from every
         relevant publisher within their delay requirement. Measured with probe events: for each
         expression of the subscriber and each publisher whose advertisement meets it and the
-        user-level box, an event at the centre of that intersection (every event of a
-        sub-space follows the same links, so one stands for all)."""
+        user-level box, an event at the centre of that intersection. Every event of a sub-space
+        follows the same links from parents to children (each link down to the subscriber covers
+        its expression), so one stands for all along those links only: going up from a child
+        (Algorithm 2 lines 6-8) an event reaches only the events of the child's sub-space, and a
+        probe that went that way counted peers notified that missed the rest of their
+        expression (one with no parent for it at all). So the probes go down only, along links
+        the child holds too: a link its parent still lists after the child dropped it (the
+        DISCONNECT in flight) carries the events of the expression the child dropped only."""
         subs = self.subscribers
         if sample is not None and len(subs) > sample:
             subs = self.rng.sample(subs, sample)
@@ -209,7 +225,7 @@ class Network:
                     continue
                 key = (pub.id, self.space.code(point))
                 if key not in cache:
-                    cache[key] = self.publish(pub.id, point, probe=True)
+                    cache[key] = self.publish(pub.id, point, probe=True, down=True)
                 hops = cache[key].get(p.id)
                 if hops is None or hops > p.delay:
                     return False
