@@ -670,3 +670,67 @@ def test_delivery_matches_the_oracle(seed, budget, pairs):
         net.step(events())
     # not vacuous: many (event, notified subscriber that wants it) pairs were checked
     assert tally["notified"] >= pairs, tally
+
+
+# --- convergence and massive churn (§6) -----------------------------------------------------
+
+LEVEL = 0.95
+
+
+def cycles_to(net: Network, events, level: float, limit: int, every: int = 5) -> int | None:
+    """Cycles until both converged and notified are at least `level` (looked at every `every`
+    cycles), or None within `limit`."""
+    for cycle in range(1, limit + 1):
+        net.step(events())
+        if cycle % every == 0 and net.converged() >= level and net.notified() >= level:
+            return cycle
+    return None
+
+
+# Measured over seeds 1-20 (100 subscribers, 3 publishers, m = 8, Δ in 3..8, budget 1.0, 20 events
+# a cycle): both at 0.95 after 40-75 cycles; later changes at the top can still dip notified for a
+# while (seed 14: 0.74 from cycle 105 to 145, a displaced top peer whose hinted parent was its own
+# descendant, then a timeout to coarsen), and at cycle 160 all 20 were at 0.99 or more; after a
+# quarter leave and as many join, back at 0.95 within 20-75 cycles. Before the fix of equal
+# children at a publisher, seed 2 never settled (notified swinging between 0.44 and 0.99).
+@pytest.mark.parametrize("seed", [2, 3])
+def test_converges_then_recovers_from_massive_churn(seed):
+    n = 100
+    net, _pubs, rng, add, events, _ = build(seed, n, budget=1.0)
+    took = cycles_to(net, events, LEVEL, 120)
+    assert took is not None, (net.converged(), net.notified())
+    for _ in range(160 - took):
+        net.step(events())
+    assert net.converged() >= LEVEL and net.notified() >= LEVEL, (net.converged(), net.notified())
+    for p in rng.sample(net.subscribers, n // 4):
+        net.remove(p.id)
+    for _ in range(n // 4):
+        add()
+    net.step(events())
+    assert net.notified() < LEVEL  # the churn hurt (else the recovery below proves nothing)
+    took = cycles_to(net, events, LEVEL, 120)
+    assert took is not None, (net.converged(), net.notified())
+
+
+# --- bandwidth (§2 objective 2, Algorithm 3 lines 4-6) -----------------------------------------
+
+
+# Measured over seeds 1-5 with budget 0.1 (2 false positives a cycle of 20 events), after 80
+# cycles, over the next 40: 93-96% of subscribers within the budget, all within 1.5 times it (the
+# largest 2.83), 0.5-0.7 a cycle on average. With refinement switched off: 61-71% within, the
+# largest ~20 (everything), 1.9-2.4 on average.
+@pytest.mark.parametrize("seed", [1, 2])
+def test_false_positives_stay_within_the_budget(seed):
+    budget, n, window = 0.1, 100, 40
+    net, _pubs, _rng, _add, events, _ = build(seed, n, budget=budget)
+    for _ in range(80):
+        net.step(events())
+    before = {p.id: p.false_positives for p in net.subscribers}
+    for _ in range(window):
+        net.step(events())
+    limit = budget * EVENTS
+    rates = sorted((p.false_positives - before[p.id]) / window for p in net.subscribers)
+    within = sum(r <= limit for r in rates) / len(rates)
+    assert within >= 0.85, (within, rates[-10:])
+    assert rates[-1] <= 2 * limit, rates[-10:]
+    assert sum(rates) / len(rates) <= limit / 2, sum(rates) / len(rates)
