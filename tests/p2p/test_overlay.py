@@ -160,6 +160,38 @@ def test_connect_for_a_dz_the_parent_does_not_cover_is_rejected():
     assert not sent(out, ACK) and sent(out, HINT, p.id) and p.id not in q.fout
 
 
+DZS = ["", "0", "1", "00", "01", "000", "0*0"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(DZS), st.integers(1, 6), st.sampled_from(DZS), st.integers(1, 6),
+       st.lists(st.tuples(st.sampled_from(DZS), st.integers(1, 6), st.sampled_from([None, 0, 1, 2, 5])),
+                max_size=5))
+def test_connect_property(parent_dz, parent_delay, child_dz, child_delay, others):
+    """A subscriber with room accepts a request exactly when its subscription covers the requested
+    dz and Δ(child) >= Δ(parent) (line 17), answering ACK; otherwise it answers one hint, which
+    names no one or a peer whose subscription covers dz and whose Δ is not looser than the
+    child's (§4), never the child itself."""
+    q, p = sub(1, parent_dz, parent_delay), sub(2, child_dz, child_delay)
+    for i, (dz, delay, hops) in enumerate(others):
+        other = sub(10 + i, dz, delay)
+        q.learn(other.desc()._replace(hops=hops))
+    q.learn(p.desc())  # the child may be in q's view: it must not be its own hint
+    out: list = []
+    q.handle(*connect(p, child_dz), 1, out)
+    to_p = sent(out, dst=p.id)
+    if covered(child_dz, parent_dz) and child_delay >= parent_delay:
+        assert [m[0] for m in to_p] == [ACK] and q.fout == {p.id: {child_dz: child_delay}}
+    else:
+        assert [m[0] for m in to_p] == [HINT] and not q.fout
+        dz, hint, _ = to_p[0][3]
+        assert dz == child_dz
+        if hint is not None:
+            assert hint.id != p.id and not hint.publisher
+            assert any(covered(child_dz, e) for e in hint.dz)
+            assert hint.delay <= child_delay
+
+
 # --- Algorithm 1, lines 19-24: the out-degree constraint ---------------------------------------
 
 
@@ -240,11 +272,8 @@ def test_out_degree_full_tie_keeps_the_incumbents():
     assert not sent(out, dst=c1.id) and not sent(out, dst=c2.id)
 
 
-CHILD_DZ = ["", "0", "1", "00", "01", "000", "0*0"]
-
-
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(CHILD_DZ), st.integers(1, 6)), min_size=2, max_size=6))
+@given(st.lists(st.tuples(st.sampled_from(DZS), st.integers(1, 6)), min_size=2, max_size=6))
 def test_out_degree_property(children):
     """However the children come, the parent never keeps more than m, and each time it has to let
     one go, it is one of the most selective (smallest sub-space), the larger delay among those,
@@ -498,8 +527,12 @@ def in_flight(net: Network) -> set:
 
 def violations(net: Network) -> list[str]:
     """The invariants of §2 and Algorithms 1 and 3 that hold after every cycle, messages in flight
-    taken into account (a message is delivered one cycle after it is sent, so what a peer did in
-    this cycle reaches the other end only in the next one: that lag, and no more, is allowed)."""
+    taken into account. Each end of a link keeps its own table and changes it when it acts: q
+    puts p in Fout(q) when it accepts (line 18), p puts q in Fin(p) when the ACK arrives (line
+    31); q lets p go at once (lines 21-23, Algorithm 3 line 6) and p hears of it with the
+    DISCONNECT. A message is delivered one cycle after it is sent, so the two tables may disagree
+    for one cycle, exactly while that ACK or DISCONNECT is in flight: a disagreement with no such
+    message is a violation (that is "one cycle of lag, and no more")."""
     on = net.online
     msgs = in_flight(net)
     bad = []
