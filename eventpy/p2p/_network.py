@@ -193,12 +193,12 @@ class Network:
         expression of the subscriber and each publisher whose advertisement meets it and the
         user-level box, an event at the centre of that intersection. Every event of a sub-space
         follows the same links from parents to children (each link down to the subscriber covers
-        its expression), so one stands for all along those links only: going up from a child
-        (Algorithm 2 lines 6-8) an event reaches only the events of the child's sub-space, and a
-        probe that went that way counted peers notified that missed the rest of their
-        expression (one with no parent for it at all). So the probes go down only, along links
-        the child holds too: a link its parent still lists after the child dropped it (the
-        DISCONNECT in flight) carries the events of the expression the child dropped only."""
+        its expression), so one stands for all along those links only. A probe that went up
+        from a child (Algorithm 2 lines 6-8) stands only for the events of that child's
+        sub-space, and counted peers notified that then missed the rest of their expression (one
+        with no parent for it at all). So the probes go down only, along links the child holds
+        too: a link the parent still lists after the child dropped it (the DISCONNECT in flight)
+        carries only the events of the expression the child dropped."""
         subs = self.subscribers
         if sample is not None and len(subs) > sample:
             subs = self.rng.sample(subs, sample)
