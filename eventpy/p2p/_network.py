@@ -21,7 +21,7 @@ from collections import Counter, deque
 from typing import Callable, Iterable
 
 from ._peer import Desc, Peer
-from ._space import Box, Space, box_contains
+from ._space import Box, Space, box_contains, matches
 
 
 class Network:
@@ -152,9 +152,11 @@ class Network:
 
     # --- Algorithm 2 ---------------------------------------------------------------------------
 
-    def publish(self, pid: int, point, *, out: list | None = None, probe: bool = False) -> dict[int, int]:
+    def publish(self, pid: int, point, *, out: list | None = None, probe: bool = False,
+                down: bool = False) -> dict[int, int]:
         """Disseminate one event from publisher `pid` (a point, or {attribute: value}):
-        {peer: hops} of every peer it reached."""
+        {peer: hops} of every peer it reached. `down` (a probe only) follows the links from
+        parents to children alone, as the children see them (see _notified)."""
         pub = self.online.get(pid)
         if pub is None or not pub.publisher:
             raise KeyError(f"{pid} is not an online publisher")
@@ -180,8 +182,15 @@ class Network:
                 continue
             got[node] = hops
             for nxt in peer.receive(code, point, pid, pub_dz, src, hops, sink, probe):
-                frontier.append((nxt, node, hops + 1))
+                if not down or self._parent_link(node, nxt, code):
+                    frontier.append((nxt, node, hops + 1))
         return got
+
+    def _parent_link(self, parent: int, child: int, code: str) -> bool:
+        """`parent` is a parent of `child` for the child's expression that holds the event (as
+        the child sees it: a link just made or just undone is in its other end's tables only)."""
+        peer = self.online.get(child)
+        return peer is not None and any(parent in ps and matches(code, dz) for dz, ps in peer.fin.items())
 
     # --- the paper's metrics (§6) ------------------------------------------------------------
 
@@ -194,11 +203,17 @@ class Network:
         """The share of online subscribers (or of a sample of them) that receive events from every
         relevant publisher within their delay requirement. Measured with probe events: for each
         expression of the subscriber and each publisher whose advertisement meets it and the
-        user-level box, an event at the centre of that intersection (every event of a
-        sub-space follows the same links, so one stands for all)."""
+        user-level box, an event at the centre of that intersection. Every event of a sub-space
+        follows the same links from parents to children (each link down to the subscriber covers
+        its expression), so one stands for all along those links only. A probe that went up
+        from a child (Algorithm 2 lines 6-8) stands only for the events of that child's
+        sub-space, and counted peers notified that then missed the rest of their expression (one
+        with no parent for it at all). So the probes go down only, along links the child holds
+        too: a link the parent still lists after the child dropped it (the DISCONNECT in flight)
+        carries only the events of the expression the child dropped."""
         subs = self.subscribers
-        if sample is not None and len(subs) > sample:
-            subs = self.rng.sample(subs, sample)
+        if sample is not None and len(subs) > sample:  # its own generator: measuring changes no run
+            subs = random.Random(self.now).sample(subs, sample)
         if not subs:
             return 1.0
         pubs = self.publishers
@@ -226,7 +241,7 @@ class Network:
                     continue
                 key = (pub.id, self.space.code(point))
                 if key not in cache:
-                    cache[key] = self.publish(pub.id, point, probe=True)
+                    cache[key] = self.publish(pub.id, point, probe=True, down=True)
                 hops = cache[key].get(p.id)
                 if hops is None or hops > p.delay:
                     return False

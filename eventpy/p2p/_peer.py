@@ -253,7 +253,7 @@ class Peer:
             return
         if delay >= self.delay:  # line 17
             self.fout.setdefault(p, {})[dz] = delay
-            dropped = self.peers_to_disconnect() if len(self.fout) > self.m else []  # lines 19-20
+            dropped = self.peers_to_disconnect(p) if len(self.fout) > self.m else []  # lines 19-20
             for t in dropped:  # lines 21-24
                 entries = self.fout.pop(t)
                 for tdz, tdelay in entries.items():
@@ -264,17 +264,24 @@ class Peer:
             if p not in dropped:  # lines 25-26
                 out.append((ACK, self.id, p, (dz, self.desc())))
         else:  # line 27-29: p's delay is tighter than ours
-            hint = self.best_parent(dz, list(self.view.values()), delay, exclude=p)
+            # line 28: findBestParent(pView ∪ Fin(q)): our own parents are tighter than us and
+            # cover what we subscribe to, the natural hint for a tighter child (pView alone
+            # often has none)
+            views = list(self.view.values()) + [self.known[a] for a in self.parents() if a in self.known]
+            hint = self.best_parent(dz, views, delay, exclude=p)
             out.append((HINT, self.id, p, (dz, hint, self.desc())))
 
-    def peers_to_disconnect(self) -> list[int]:
-        """The child with the most selective subscription (its largest expression is the
-        smallest); ties go to the one with the largest delay."""
-        newest = next(reversed(self.fout))  # the child just accepted
-
-        def key(c: int):  # among equals the newcomer goes: the others are placed already
+    def peers_to_disconnect(self, new: int) -> list[int]:
+        """Algorithm 1 line 20: the child with the most selective subscription, ties to the one
+        with the largest delay (§4). Selectivity is the size of what the child subscribes to here
+        (the volumes of its expressions with us, summed): by its largest expression alone, a
+        child holding four eighths of the space weighed as one holding one eighth.
+        On a full tie the newcomer `new` goes: letting an equal incumbent go gains nothing and
+        moves its subtree, and peers equal for fewer places then push each other out for ever,
+        none uncovered long enough to coarsen (Algorithm 3 line 1)."""
+        def key(c: int):
             entries = self.fout[c]
-            return (max(self.space.volume(dz) for dz in entries), -max(entries.values()), c != newest)
+            return (sum(self.space.volume(dz) for dz in entries), -max(entries.values()), c != new)
         return [min(self.fout, key=key)]
 
     def on_ack(self, q: int, dz: str, qdesc: Desc, *, now: int, out: list) -> None:
@@ -405,9 +412,11 @@ class Peer:
             if kids == [dz]:
                 continue
             self.remap(minimal([d for d in self.dz if d != dz] + kids), out, keep_parent_of={k: dz for k in kids})
-            # measure again before the next step: the parts need parents, and a refinement
-            # that comes every cycle keeps the peers below us looking for new ones
-            self.window.clear()
+            # what the refined expression let through is gone: the next refinement (next cycle,
+            # if the rest still exceeds the budget) looks at the others and at its parts
+            for i, (n, f, by) in enumerate(self.window):
+                gone = by.get("fp:" + dz, 0)
+                self.window[i] = (n, f - gone, {k: v for k, v in by.items() if k not in (dz, "fp:" + dz)})
             return True
         return False
 
@@ -462,6 +471,10 @@ class Peer:
         `src` after `hops` hops: the neighbours it goes to next (the network drops later copies).
         A probe (measuring who would get an event) changes nothing."""
         from_child = src in self.fout
+        # Algorithm 2 line 9 asks whether the sender is a parent when the event arrives: the local
+        # filter below may drop a late parent of equal Δ (§4), and this event must still go down
+        # to the children, whose looser Δ it may well meet
+        from_parent = src in self.parents()
         if not probe:
             self.hops = hops
             if publisher not in self.publishers and publisher != self.id:  # an event names its source
@@ -479,7 +492,7 @@ class Peer:
             for dz, parents in self.fin.items():
                 if matches(code, dz):
                     nxt.extend(a for a in parents if a not in self.fin_pub and a != src)
-        if from_child or src == publisher or src in self.parents() or src == self.id:  # lines 9-11
+        if from_child or src == publisher or from_parent or src == self.id:  # lines 9-11
             for child, entries in self.fout.items():
                 if child != src and any(matches(code, dz) for dz in entries):
                     nxt.append(child)
