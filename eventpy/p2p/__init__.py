@@ -13,7 +13,17 @@ that meets each subscriber's delay requirement under its bandwidth constraint.
 
 from ._guards import guard_box, space_of, subscribe
 from ._network import Network
-from ._space import Box, Dimension, Space, coarser, covered, matches, merge, minimal, overlaps
+from ._space import (
+           Box,
+           Dimension,
+           Space,
+           coarser,
+           covered,
+           matches,
+           merge,
+           minimal,
+           overlaps,
+)
 
 __all__ = ["Box", "Dimension", "Network", "Space", "coarser", "covered", "guard_box", "matches", "merge",
            "minimal", "overlaps", "space_of", "subscribe"]

@@ -9,7 +9,8 @@ fail it count as false positives.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..guards import compile_guard
 from ..runtime.model import EventType, Interval

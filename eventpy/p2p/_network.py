@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, deque
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ._peer import Desc, Peer
 from ._space import Box, Space, box_contains, matches

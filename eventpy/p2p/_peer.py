@@ -12,27 +12,14 @@ Delays are hop counts (§2). Δ(publisher) = 0; a subscriber's Δ >= 1.
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterable, NamedTuple
+from collections.abc import Callable, Iterable
 
-from ._space import Box, Space, box_contains, coarser, covered, matches, merge, minimal, overlaps
-
-CONNECT, ACK, DISCONNECT, HINT, CYCLE = "CONNECT", "ACK", "DISCONNECT", "HINT", "DETECTCYCLE"
-
-
-class Desc(NamedTuple):
-    """What gossip says about a peer: its id, Δ, peer-level subscription (a publisher: its
-    advertisement), whether it publishes, the hop count its events arrive at (None if it has not
-    seen one) and the event rate it measured per dz-expression (events per cycle)."""
-
-    id: int
-    delay: int
-    dz: tuple[str, ...]
-    publisher: bool
-    hops: int | None
-    rates: tuple[tuple[str, float], ...]
+from ._accuracy import Accuracy
+from ._messages import ACK, CONNECT, CYCLE, DISCONNECT, HINT, Desc
+from ._space import Box, Space, box_contains, covered, matches, overlaps
 
 
-class Peer:
+class Peer(Accuracy):
     """A subscriber (`user` is its user-level box, Δ >= 1) or a publisher (Δ = 0, `user` is its
     advertisement). `r` is the number of dz-expressions of its first, coarse mapping (§5.1, new
     subscribers); `fp_budget` the false positives it accepts, as a share of all events (§6)."""
@@ -355,113 +342,6 @@ class Peer:
         self.forget(pid)
         for asked in self.pending.values():
             asked.pop(pid, None)
-
-    # --- Algorithm 3 and §5.1: the accuracy of the peer-level subscription -----------------
-
-    def estimate(self, dz: str, total_rate: float) -> float:
-        """Events per cycle in a sub-space: our own count if we subscribe to it, else what a
-        peer in our view measured for it (the aggregation of §5.1 over the gossip protocol's
-        messages), else its share of the whole space's rate by volume."""
-        for mine, rate in self.rates():
-            if mine == dz:
-                return rate
-        for d, _ in list(self.view.values()):
-            for other, rate in d.rates:
-                if other == dz:
-                    return rate
-        return total_rate * self.space.volume(dz)
-
-    def user_rate(self, dz: str, total_rate: float) -> float:
-        """Events per cycle of a sub-space that the user-level subscription wants (by volume)."""
-        region = self.space.region(dz)
-        inter = tuple((max(a, c), min(b, d)) for (a, b), (c, d) in zip(region, self.user))
-        if any(lo >= hi for lo, hi in inter):
-            return 0.0
-        share = 1.0
-        for (lo, hi), (rlo, rhi) in zip(inter, region):
-            share *= (hi - lo) / (rhi - rlo)
-        return self.estimate(dz, total_rate) * share
-
-    def coarsen(self, dz: str, now: int, out: list) -> bool:
-        """Algorithm 3 lines 1-3: dz found no parent within the timeout; take its coarser
-        sub-space (DZ-1) if the false positives it adds stay within the bandwidth budget."""
-        up = coarser(dz)
-        if up == dz:
-            return False
-        new = merge([d for d in self.dz if not covered(d, up)] + [up])
-        total = self.total_rate
-        fp = sum(self.estimate(d, total) - self.user_rate(d, total) for d in new)
-        if fp > self.fp_budget * total + 1e-12:
-            self.uncovered_since[dz] = now  # try again after another timeout
-            return False
-        self.remap(new, out)
-        return True
-
-    def refine(self, out: list) -> bool:
-        """Algorithm 3 lines 4-6: the false positives exceed the budget; replace the expression
-        that brought the most of them by its finer sub-spaces that the user box reaches (DZ+1)."""
-        fps: dict[str, int] = {}
-        for _, _, by in self.window:
-            for dz, c in by.items():
-                if dz.startswith("fp:"):
-                    fps[dz[3:]] = fps.get(dz[3:], 0) + c
-        for dz in sorted(fps, key=lambda d: -fps[d]):
-            if dz not in self.fin:
-                continue
-            kids = self.space.finer(dz, self.user)
-            if kids == [dz]:
-                continue
-            self.remap(minimal([d for d in self.dz if d != dz] + kids), out, keep_parent_of={k: dz for k in kids})
-            # what the refined expression let through is gone: the next refinement (next cycle,
-            # if the rest still exceeds the budget) looks at the others and at its parts
-            for i, (n, f, by) in enumerate(self.window):
-                gone = by.get("fp:" + dz, 0)
-                self.window[i] = (n, f - gone, {k: v for k, v in by.items() if k not in (dz, "fp:" + dz)})
-            return True
-        return False
-
-    def remap(self, new: list[str], out: list, keep_parent_of: dict[str, str] | None = None) -> None:
-        """Change the peer-level subscription: expressions that went away lose their parents
-        (a subscriber parent of a refined expression is asked again for each part); children
-        our new subscription no longer covers are let go (Algorithm 3 line 6)."""
-        old = self.fin
-        self.fin = {}
-        for dz in new:
-            if dz in old:
-                self.fin[dz] = old.pop(dz)
-            else:
-                self.fin[dz] = set()
-        for dz, parents in old.items():
-            for q in parents:
-                out.append((DISCONNECT, self.id, q, (dz, "child")))
-            self.pending.pop(dz, None)
-            self.uncovered_since.pop(dz, None)
-        if keep_parent_of:
-            for kid, was in keep_parent_of.items():
-                for q in old.get(was, ()):
-                    if q not in self.fin_pub:
-                        self.ask(q, kid, None, out)  # the same parent, for the finer part
-        self.fin_pub &= self.parents()
-        self.dz = list(new)
-        for child, entries in list(self.fout.items()):
-            for cdz in list(entries):
-                if not any(covered(cdz, a) for a in self.dz):
-                    del entries[cdz]
-                    out.append((DISCONNECT, self.id, child, (cdz, "parent")))
-            if not entries:
-                del self.fout[child]
-
-    def end_cycle(self, now: int, out: list, window: int) -> None:
-        """Close this cycle's counters; Algorithm 3 line 4: bandwidth violated -> refine."""
-        self.window.append(tuple(self.cur))
-        self.cur = [0, 0, {}]
-        if len(self.window) > window:
-            self.window.pop(0)
-        if self.publisher or len(self.window) < window:
-            return
-        fp = sum(w[1] for w in self.window) / len(self.window)
-        if fp > self.fp_budget * self.total_rate + 1e-12:
-            self.refine(out)
 
     # --- Algorithm 2: event dissemination ----------------------------------------------------
 

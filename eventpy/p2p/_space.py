@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 Box = tuple[tuple[float, float], ...]  # one half-open range [lo, hi) per dimension
 
@@ -46,12 +47,12 @@ class Dimension:
                              f"not [{self.lo}, {self.hi})")
 
     @classmethod
-    def ints(cls, name: str, lo: int, hi: int) -> "Dimension":
+    def ints(cls, name: str, lo: int, hi: int) -> Dimension:
         """The integer domain [lo, hi], both ends included (the paper's [1, 128])."""
         return cls(name, float(lo), float(hi) + 1.0, True)
 
     @classmethod
-    def floats(cls, name: str, lo: float, hi: float) -> "Dimension":
+    def floats(cls, name: str, lo: float, hi: float) -> Dimension:
         """A real domain; a value equal to `hi` is put in the topmost cell."""
         return cls(name, float(lo), float(hi), False)
 
@@ -79,7 +80,7 @@ class Space:
         self.whole: Box = tuple((d.lo, d.hi) for d in dims)
 
     @classmethod
-    def uniform(cls, d: int, lo: int = 1, hi: int = 128) -> "Space":
+    def uniform(cls, d: int, lo: int = 1, hi: int = 128) -> Space:
         """d integer attributes A1..Ad over [lo, hi], the paper's evaluation space (§6)."""
         return cls([Dimension.ints(f"A{i + 1}", lo, hi) for i in range(d)])
 

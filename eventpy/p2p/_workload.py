@@ -22,7 +22,7 @@ class Hotspots:
     spread: float = 0.06  # standard deviation around a centre, as a share of each domain
 
     @classmethod
-    def draw(cls, space: Space, rng: random.Random, count: int | None = None, share: float = 0.8) -> "Hotspots":
+    def draw(cls, space: Space, rng: random.Random, count: int | None = None, share: float = 0.8) -> Hotspots:
         count = count or rng.randint(4, 6)
         centres = [tuple(rng.uniform(d.lo, d.hi) for d in space.dims) for _ in range(count)]
         return cls(centres, [1.0 / (k + 1) for k in range(count)], share)

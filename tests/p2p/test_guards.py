@@ -48,7 +48,7 @@ def test_delivery_matches_a_centralized_evaluation_of_the_guards():
             lo = rng.randint(-40, 40)
             hi, w = lo + rng.randint(1, 20), rng.randint(0, 150)
             text, params = "temp >= lo and temp <= hi and wind > w", {"lo": lo, "hi": hi, "w": w}
-            oracle = lambda e, lo=lo, hi=hi, w=w: lo <= e["temp"] <= hi and e["wind"] > w  # noqa: E731
+            oracle = lambda e, lo=lo, hi=hi, w=w: lo <= e["temp"] <= hi and e["wind"] > w
         sid = p2p.subscribe(net, Reading, text, params, delay=rng.randint(2, 5), out_degree=6,
                             fp_budget=1.0, on_event=lambda ev, i=i: got.setdefault(i, []).append(ev))
         subs.append((sid, oracle))

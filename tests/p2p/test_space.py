@@ -28,7 +28,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from eventpy.p2p._space import Dimension, Space, coarser, covered, matches, merge, overlaps
+from eventpy.p2p._space import (
+    Dimension,
+    Space,
+    coarser,
+    covered,
+    matches,
+    merge,
+    overlaps,
+)
 from eventpy.runtime.model import Interval
 
 INF = math.inf
