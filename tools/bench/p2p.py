@@ -41,7 +41,8 @@ Measures:
 
 Sizes (full, about 10 minutes on 2 cores; `--quick` about 30 s, too small for the trends):
 * (a)-(c) n = 500, 250 cycles; (h) n = 125, 250, 500, 1000 (each run stops once built; 300 cycles
-  at most): the paper's 7000 peers are out of reach here, a cycle of 1000 peers takes ~0.3 s.
+  at most; `--scale-n` for others): the paper's 7000 peers are out of reach in a few minutes, a
+  cycle of 1000 peers takes ~0.15 s and a run ~40 s.
 * (d)-(g) n = 300, 200 cycles of warm-up (built by then), then per churn level a copy of the
   warmed overlay: 0-5% of n leave and as many join every cycle for 100 cycles, or 10/25/40% leave
   and join at once and 100 quiet cycles follow.
@@ -649,6 +650,8 @@ def main() -> int:
                    help="worker processes for the independent runs (default 2)")
     p.add_argument("--only", default=",".join(EXPERIMENTS),
                    help=f"experiments to run, of {','.join(EXPERIMENTS)} (scale includes conv)")
+    p.add_argument("--scale-n", default=None, metavar="N,N,...",
+                   help="subscriber counts of Figure 5 (h) (default 125,250,500,1000; --quick 60,120)")
     args = p.parse_args()
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     if only - set(EXPERIMENTS):
@@ -656,6 +659,8 @@ def main() -> int:
     if "scale" in only:
         only.add("conv")
     z = QUICK if args.quick else FULL
+    if args.scale_n:
+        z = {**z, "scale": {**z["scale"], "ns": sorted({int(x) for x in args.scale_n.split(",")})}}
     todo = tasks(z, args.seed, only)
     C.note(f"p2p.py: {len(todo)} runs on {args.jobs} worker(s) ...")
     t = C.perf()
