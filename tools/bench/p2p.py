@@ -39,7 +39,8 @@ Measures:
 * actual false positives (Figure 6 (b)): the false positives a subscriber received per cycle over
   the last 50 cycles, divided by the events published per cycle, averaged over subscribers.
 
-Sizes (full, about 10 minutes on 2 cores; `--quick` about 30 s, too small for the trends):
+Sizes (full: about 5 minutes on 2 cores, 2-3x that on a loaded machine; `--quick`: about 25 s, too small
+for the trends):
 * (a)-(c) n = 500, 250 cycles; (h) n = 125, 250, 500, 1000 (each run stops once built; 300 cycles
   at most; `--scale-n` for others): the paper's 7000 peers are out of reach in a few minutes, a
   cycle of 1000 peers takes ~0.15 s and a run ~40 s.
@@ -50,7 +51,7 @@ Sizes (full, about 10 minutes on 2 cores; `--quick` about 30 s, too small for th
   3 to 11 dz-expressions per peer where the paper goes from 4 to 256. r = 64 (about 50 at join)
   alone took 157 s for 80 cycles: eventpy.p2p's gossip filter compares every pair of
   dz-expressions of two peers, so a peer's cost grows with the square of its dz count.
-* Figure 6: the 0% runs cost 10-30x the others (peers refine without end, see BENCHMARKS.md).
+* Figure 6: the 0% runs cost 6-30x the others (peers refine without end, see BENCHMARKS.md).
 
 Runs are independent and spread over `--jobs` worker processes (the churn levels of one workload
 share one warm-up inside a worker).
