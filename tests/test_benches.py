@@ -109,3 +109,30 @@ def test_the_evolving_benchmark_compares_the_three_ways_on_one_workload():
                            "indexed versions vs every candidate at 500"}
     traffic = checks["resub/evolving traffic at 12/s"]
     assert abs(traffic["measured"] - runs["resub"]["sub_messages"] / runs["evolving"]["sub_messages"]) < 0.01
+
+
+def test_the_p2p_benchmark_runs_every_experiment_of_004_and_states_its_checks():
+    # its checks are the paper's trends, which --quick's small overlays need not show: exit 1
+    # (a check failed) is a result, anything else a defect
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "tools/bench/p2p.py", "--quick", "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.stdout.strip() and all(line.startswith("{") for line in done.stdout.splitlines())
+    kinds = {r["experiment"] for r in rows if "experiment" in r}
+    assert kinds == {"5ab convergence", "5c control overhead", "5h scalability", "5de continuous churn",
+                     "5fg massive churn", "5i in-degree", "6 satisfaction", "total"}, kinds
+    checks = [r for r in rows if "check" in r]
+    assert checks and all(c["status"] in ("PASS", "FAIL", "SKIP") for c in checks)
+    assert (done.returncode == 1) == any(c["status"] == "FAIL" for c in checks)
+    for r in rows:
+        if r.get("experiment") == "5ab convergence":
+            assert r["series"] and all(0 <= cv <= 1 and 0 <= nt <= 1 for _, cv, nt in r["series"])
+        if r.get("experiment") == "6 satisfaction":
+            assert 0 <= r["notified"] <= 1 and r["fp_actual"] >= 0
+    # the construction-time check compares the two runs it reports
+    w = {r["workload"]: r["built_at"] for r in rows if r.get("experiment") == "5ab convergence"}
+    c = next(c for c in checks if c["check"] == "W2 construction time > W1")
+    if w["W1"] and w["W2"]:
+        assert abs(c["measured"] - w["W2"] / w["W1"]) < 0.01

@@ -91,6 +91,17 @@ def fmt_ratio(x: float | None) -> str:
     return f"{x:.2f}x"
 
 
+def fmt_measured(x: float, unit: str = "x") -> str:
+    """A check's figure: a ratio ("x", the default), percentage points ("pts") or a plain number ("")."""
+    if unit == "x":
+        return fmt_ratio(x)
+    if math.isinf(x) or math.isnan(x):
+        return str(x)
+    if unit == "pts":
+        return f"{x:+.1f} pts"
+    return f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
+
+
 def machine() -> str:
     import os
 
@@ -149,7 +160,7 @@ def print_checks(checks: Sequence[dict]) -> None:
     rows = []
     for c in checks:
         colour = {"PASS": "green", "FAIL": "red", "SKIP": "yellow"}[c["status"]]
-        measured = "-" if c["measured"] is None else fmt_ratio(c["measured"])
+        measured = "-" if c["measured"] is None else fmt_measured(c["measured"], c.get("unit", "x"))
         rows.append((c["check"], c["target"], measured, f"[{colour}]{c['status']}[/{colour}]", c["detail"]))
     print_table("Targets (measured in this run)",
                 [("check", "left"), ("target", "left"), ("measured", "right"), ("result", "center"),
