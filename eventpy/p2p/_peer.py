@@ -19,6 +19,12 @@ from ._messages import ACK, CONNECT, CYCLE, DISCONNECT, HINT, Desc
 from ._space import Box, Space, box_contains, covered, matches, overlaps
 
 
+# How long a parent that closed a cycle or made us late is not asked again: long enough for the
+# overlay around it to change, not for ever (a peer collected permanent bans on the few peers that
+# could be its parent, and waited out a coarsening instead)
+BAN_CYCLES = 50
+
+
 class Peer(Accuracy):
     """A subscriber (`user` is its user-level box, Δ >= 1) or a publisher (Δ = 0, `user` is its
     advertisement). `r` is the number of dz-expressions of its first, coarse mapping (§5.1, new
@@ -305,7 +311,7 @@ class Peer(Accuracy):
         if originator == self.id:  # line 37-38: the new parent `via` closed a cycle
             if via in self.fin.get(dz, ()):
                 self.drop_parent(via, dz, out)
-                self.banned[via] = 1 << 30
+                self.banned[via] = self.now + BAN_CYCLES
             return
         if delay == self.delay and dz in self.dz:  # lines 40-42
             for child, entries in self.fout.items():
@@ -313,9 +319,10 @@ class Peer(Accuracy):
                     out.append((CYCLE, self.id, child, (originator, via, dz, delay)))
 
     def on_disconnect(self, src: int, dz: str, role: str) -> None:
-        if role == "parent":  # our parent dropped us
-            if dz in self.fin:
-                self.fin[dz].discard(src)
+        if role == "parent":  # our parent dropped us: for dz, and for the parts of dz we have
+            for d, parents in self.fin.items():  # refined and asked it for (remap)
+                if src in parents and covered(d, dz):
+                    parents.discard(src)
             if not any(src in s for s in self.fin.values()):
                 self.fin_pub.discard(src)
             self.banned[src] = self.now + 3  # it let us go: ask its hint (or others) first
@@ -328,6 +335,10 @@ class Peer(Accuracy):
 
     def on_hint(self, dz: str, hint: Desc | None, sender: Desc) -> None:
         self.pending.get(dz, {}).pop(sender.id, None)
+        if sender.id in self.fin.get(dz, ()):  # a parent of the whole refused a part (remap)
+            self.fin[dz].discard(sender.id)
+            if not any(sender.id in s for s in self.fin.values()):
+                self.fin_pub.discard(sender.id)
         if not sender.publisher:
             self.view.pop(sender.id, None)
         if hint is not None:
@@ -400,4 +411,4 @@ class Peer(Accuracy):
             d = self.known.get(src)
             if d is None or d.delay >= self.delay:
                 self.drop_parent(src, dz, out)
-                self.banned[src] = 1 << 30
+                self.banned[src] = self.now + BAN_CYCLES

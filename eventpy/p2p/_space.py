@@ -78,6 +78,7 @@ class Space:
             raise ValueError(f"depth must be at least 1, not {depth}")
         self.depth = depth
         self.whole: Box = tuple((d.lo, d.hi) for d in dims)
+        self._volumes: dict[str, float] = {}
 
     @classmethod
     def uniform(cls, d: int, lo: int = 1, hi: int = 128) -> Space:
@@ -157,7 +158,12 @@ class Space:
 
     def volume(self, dz: str) -> float:
         """The share of the whole space a dz-expression's sub-space takes (0..1)."""
-        return math.prod((hi - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self.region(dz), self.dims))
+        v = self._volumes.get(dz)
+        if v is None:  # asked again and again by eviction and rate estimates: kept
+            v = math.prod((hi - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self.region(dz), self.dims))
+            if len(self._volumes) < 1 << 16:
+                self._volumes[dz] = v
+        return v
 
     # --- mappings from a box to dz-expressions ------------------------------------------------
 
