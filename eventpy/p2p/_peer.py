@@ -12,11 +12,12 @@ Delays are hop counts (§2). Δ(publisher) = 0; a subscriber's Δ >= 1.
 from __future__ import annotations
 
 import random
+from os.path import commonprefix
 from collections.abc import Callable, Iterable
 
 from ._accuracy import Accuracy
 from ._messages import ACK, CONNECT, CYCLE, DISCONNECT, HINT, Desc
-from ._space import Box, Space, box_contains, covered, matches, overlaps
+from ._space import Box, Space, apart, box_contains, covered, matches, overlaps
 
 
 # How long a parent that closed a cycle or made us late is not asked again: long enough for the
@@ -136,11 +137,14 @@ class Peer(Accuracy):
                 del self.view[pid]
             else:
                 self.view[pid] = (d, age + 1)
+        mine = commonprefix(self.dz) if self.dz else ""
         for d in sample:
             if d.id == self.id:
                 continue
             if d.id in self.known:  # a neighbour's newer descriptor (its depth, its subscription)
                 self.known[d.id] = d
+            if not d.dz or not self.dz or apart(mine, commonprefix(d.dz)):
+                continue  # every expression of one lies outside every expression of the other
             if any(covered(a, b) or covered(b, a) for a in self.dz for b in d.dz):
                 (self.publishers if d.publisher else self.view)[d.id] = (d, 0)
         for d in publishers:  # the sampled peers' publisher lists, exchanged as views are

@@ -300,6 +300,13 @@ def overlaps(dz1: str, dz2: str) -> bool:
     return all(a == b or a == "*" or b == "*" for a, b in zip(dz1, dz2))
 
 
+def apart(prefix1: str, prefix2: str) -> bool:
+    """Whether every expression starting with prefix1 is disjoint from every one starting with
+    prefix2: they differ at a position where both split (0 against 1), so no expression of one
+    can nest in one of the other. A cheap test before comparing two peers' expressions pairwise."""
+    return any(a != b and a != "*" and b != "*" for a, b in zip(prefix1, prefix2))
+
+
 def covered_by_any(dz: str, others: Iterable[str]) -> bool:
     return any(covered(dz, o) for o in others)
 
@@ -391,5 +398,5 @@ def box_contains(box: Box, point: Sequence[float]) -> bool:
     return all(lo <= v < hi for (lo, hi), v in zip(box, point))
 
 
-__all__ = ["Box", "Dimension", "Space", "box_contains", "coarser", "covered", "covered_by_any", "matches",
+__all__ = ["Box", "Dimension", "Space", "apart", "box_contains", "coarser", "covered", "covered_by_any", "matches",
            "merge", "minimal", "overlaps"]

@@ -908,3 +908,17 @@ def test_pairs_are_closed_ranges():
     dzs = reals.accurate(reals.box(x=(2, 5)))
     assert any(matches(reals.code(reals.point([5])), dz) for dz in dzs)
     assert any(matches(reals.code(reals.point([2])), dz) for dz in dzs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text("01*", max_size=6), min_size=1, max_size=4),
+       st.lists(st.text("01*", max_size=6), min_size=1, max_size=4))
+def test_apart_prefixes_admit_no_nesting_pair(a, b):
+    """`apart` on the common prefixes of two peers' expressions (the quick test of gossip) is
+    only true when no expression of one covers one of the other."""
+    from os.path import commonprefix
+
+    from eventpy.p2p._space import apart
+    if apart(commonprefix(a), commonprefix(b)):
+        assert not any(covered(x, y) or covered(y, x) for x in a for y in b)
+    assert apart("01", "00") and not apart("0*", "01") and not apart("0", "01")
