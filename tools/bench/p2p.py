@@ -31,8 +31,8 @@ Parameters common to every run, and why:
 Measures:
 * converged: `Network.converged()`, every cycle, all subscribers.
 * notified: `Network.notified(sample)`, probe events, every 5 cycles on a sample of 100 (Figure
-  5) or all subscribers every 10 cycles (Figure 6). Network.notified samples with the network's
-  own generator; the bench puts its state back, so measuring does not change a run.
+  5) or all subscribers every 10 cycles (Figure 6). Measuring does not change a run (the bench
+  also puts the network's generator back, from when notified() sampled with it).
 * construction time: the first probe with at least 90% of the sample notified (the overlay never
   stays at exactly 100%: peers keep coarsening and re-parenting).
 * CONNECT requests per peer (Figure 5 (c)): each subscriber's count when the overlay was built.
@@ -49,9 +49,10 @@ for the trends):
   and join at once and 100 quiet cycles follow.
 * (i) W1, n = 150, r = 4, 8, 16, 32 (the first mapping's limit, Algorithm 4), 100 cycles: about
   3 to 11 dz-expressions per peer where the paper goes from 4 to 256. r = 64 (about 50 at join)
-  alone took 157 s for 80 cycles: eventpy.p2p's gossip filter compares every pair of
-  dz-expressions of two peers, so a peer's cost grows with the square of its dz count.
-* Figure 6: the 0% runs cost 6-30x the others (peers refine without end, see BENCHMARKS.md).
+  took 157 s for 80 cycles when the gossip filter compared every pair of two peers' expressions
+  (it now skips peers that cannot nest first); left out.
+* Figure 6: the 0% runs cost 5-20x the others (peers refine towards their exact mappings, 17-25
+  dz-expressions each).
 
 Runs are independent and spread over `--jobs` worker processes (the churn levels of one workload
 share one warm-up inside a worker).
