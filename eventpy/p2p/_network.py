@@ -160,8 +160,7 @@ class Network:
         pub = self.online.get(pid)
         if pub is None or not pub.publisher:
             raise KeyError(f"{pid} is not an online publisher")
-        if isinstance(point, dict):
-            point = self.space.point(point)
+        point = self.space.point(point)  # {attribute: value} or a sequence, checked
         if not box_contains(pub.user, point):
             raise ValueError(f"publisher {pid} advertised {pub.user}, which does not contain {point}")
         code = self.space.code(point)
@@ -225,7 +224,10 @@ class Network:
 
     def is_notified(self, pid: int) -> bool:
         """Whether this subscriber receives events from every relevant publisher in time."""
-        return self._notified(self.online[pid], self.publishers, {})
+        peer = self.online.get(pid)
+        if peer is None or peer.publisher:
+            raise KeyError(f"{pid} is not an online subscriber")
+        return self._notified(peer, self.publishers, {})
 
     def _notified(self, p: Peer, pubs: list[Peer], cache) -> bool:
         for dz in p.dz:

@@ -39,6 +39,9 @@ class Peer(Accuracy):
             raise ValueError("a publisher's delay is 0 (it is the source)")
         if not publisher and delay < 1:
             raise ValueError(f"a subscriber's delay requirement is at least 1 hop, not {delay}")
+        if len(user) != space.d or any(len(r) != 2 for r in user):
+            raise ValueError(f"a box of this space is {space.d} (lo, hi) ranges, one per dimension "
+                             f"({', '.join(d.name for d in space.dims)}); build it with Space.box")
         if out_degree < 1:
             raise ValueError(f"the out-degree constraint is at least 1, not {out_degree}")
         self.id = pid

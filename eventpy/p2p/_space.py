@@ -113,7 +113,12 @@ class Space:
             raise ValueError(f"an event of this space has {self.d} values, not {len(values)}")
         out = []
         for dim, v in zip(self.dims, values):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__index__") \
+                    and not hasattr(v, "__float__"):
+                raise TypeError(f"{dim.name} must be a number, not {v!r}")
             v = float(v)
+            if dim.integer and not v.is_integer():
+                raise ValueError(f"{dim.name} is an integer attribute; {v:g} is not a whole value")
             if not dim.lo <= v <= dim.hi or (dim.integer and v == dim.hi):
                 raise ValueError(f"{dim.name} = {v:g} is outside its domain [{dim.lo:g}, {dim.hi:g})")
             out.append(min(v, math.nextafter(dim.hi, -math.inf)))

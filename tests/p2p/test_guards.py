@@ -98,3 +98,21 @@ def test_interval_ends_on_integer_dimensions():
     s = space()
     assert s.box(temp=Interval(2, False, 5, True))[0] == (3.0, 6.0)
     assert s.box(temp=Interval(2.5, True, 5.5, False))[0] == (3.0, 6.0)
+
+
+def test_bad_points_and_boxes_are_clear_errors():
+    net = p2p.Network(space())
+    pub = net.add_publisher(out_degree=4)
+    with pytest.raises(ValueError, match="has 2 values, not 3"):
+        net.publish(pub, (1, 2, 3))
+    with pytest.raises(TypeError, match="temp must be a number, not 'hot'"):
+        net.publish(pub, {"temp": "hot", "wind": 1})
+    with pytest.raises(ValueError, match="integer attribute; 3.5"):
+        net.publish(pub, {"temp": 3.5, "wind": 1})
+    with pytest.raises(ValueError, match="outside its domain"):
+        net.publish(pub, {"temp": 500, "wind": 1})
+    with pytest.raises(ValueError, match="2 \\(lo, hi\\) ranges"):
+        net.add_subscriber(((1, 2),), delay=2, out_degree=3)
+    with pytest.raises(KeyError, match="not an online subscriber"):
+        net.is_notified(pub)
+    assert net.publish(pub, (1, 2)) == {pub: 0}
