@@ -12,13 +12,12 @@ Delays are hop counts (§2). Δ(publisher) = 0; a subscriber's Δ >= 1.
 from __future__ import annotations
 
 import random
-from os.path import commonprefix
 from collections.abc import Callable, Iterable
+from os.path import commonprefix
 
 from ._accuracy import Accuracy
 from ._messages import ACK, CONNECT, CYCLE, DISCONNECT, HINT, Desc
 from ._space import Box, Space, apart, box_contains, covered, matches, overlaps
-
 
 # How long a parent that closed a cycle or made us late is not asked again: long enough for the
 # overlay around it to change, not for ever (a peer collected permanent bans on the few peers that
@@ -89,7 +88,7 @@ class Peer(Accuracy):
         if self.publisher:
             return 0
         worst = 0
-        for dz, parents in self.fin.items():
+        for parents in self.fin.values():
             subs = [q for q in parents if q not in self.fin_pub]
             if subs:
                 d = self.known.get(subs[0])
