@@ -51,6 +51,9 @@ for the trends):
   3 to 11 dz-expressions per peer where the paper goes from 4 to 256. r = 64 (about 50 at join)
   took 157 s for 80 cycles when the gossip filter compared every pair of two peers' expressions
   (it now skips peers that cannot nest first); left out.
+* parts: Figure 6's S1 with m = 6 again, with 8 publishers each advertising an eighth of the space
+  (the sub-spaces of the first 3 splits) instead of 3 whole-space ones: 004 does not say how its
+  publishers advertised, and this decides how many subscribers fit at the top. No check.
 * Figure 6: the 0% runs cost 5-20x the others (peers refine towards their exact mappings, 17-25
   dz-expressions each).
 
@@ -60,6 +63,7 @@ share one warm-up inside a worker).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import random
@@ -87,7 +91,8 @@ class Setup:
     fp: float = 1.0  # allowed false positives, a share of the overall event rate
     r: int = 4  # dz-expressions of a new subscriber's first mapping (§5.1)
     dims: int = 4
-    publishers: int = 3  # each advertises the whole space
+    publishers: int = 3  # each advertises the whole space (unless parts)
+    parts: int = 0  # if > 0: 2**parts publishers instead, each advertising one part of the space
     events: int = 25  # published per cycle, by a random publisher
     width: tuple[float, float] = (0.05, 0.5)  # a subscription's side, a share of its domain
 
@@ -106,7 +111,11 @@ class Sim:
         self.rng = random.Random(seed)
         self.hot = W.Hotspots.draw(self.space, self.rng) if s.workload == "W2" else None
         self.net = Network(self.space, seed=seed, gossip=8, view_fraction=0.05, timeout=10, window=10)
-        self.pubs = [self.net.add_publisher(out_degree=s.m) for _ in range(s.publishers)]
+        if s.parts:  # the sub-spaces of the first `parts` splits: an eighth each for parts = 3
+            self.pubs = [self.net.add_publisher(self.space.region("".join(bits)), out_degree=s.m)
+                         for bits in itertools.product("01", repeat=s.parts)]
+        else:
+            self.pubs = [self.net.add_publisher(out_degree=s.m) for _ in range(s.publishers)]
         for _ in range(s.n):
             self.join()
 
@@ -118,7 +127,11 @@ class Sim:
 
     def step(self) -> None:
         rng, hot, space = self.rng, self.hot, self.space
-        self.net.step([(rng.choice(self.pubs), W.event(space, rng, hot)) for _ in range(self.s.events)])
+        events = [W.event(space, rng, hot) for _ in range(self.s.events)]
+        if self.s.parts:  # each event from the publisher whose part holds it
+            self.net.step([(self.pubs[int(space.code(e)[:self.s.parts], 2)], e) for e in events])
+        else:
+            self.net.step([(rng.choice(self.pubs), e) for e in events])
 
     def churn(self, k: int) -> None:
         """k online subscribers leave (fail) and k new ones, with fresh subscriptions and delays, join."""
@@ -268,6 +281,7 @@ FULL = {
               "massive": [0.10, 0.25, 0.40], "recovery": 100},
     "indeg": {"n": 150, "rs": [4, 8, 16, 32], "cycles": 100},
     "fig6": {"n": 150, "ms": [6, 12], "fps": [0.0, 0.031, 0.062, 0.125, 0.25, 0.5], "cycles": 150, "tail": 50},
+    "parts": {"parts": 3, "m": 6, "fps": [0.0, 0.031, 0.062, 0.125, 0.25, 0.5]},
 }
 QUICK = {
     "conv": {"n": 120, "cycles": 100, "every": 5, "sample": 60},
@@ -275,12 +289,13 @@ QUICK = {
     "churn": {"n": 100, "warm": 80, "levels": [0.0, 0.05], "cycles": 30, "massive": [0.25], "recovery": 30},
     "indeg": {"n": 60, "rs": [4, 16], "cycles": 40},
     "fig6": {"n": 60, "ms": [6, 12], "fps": [0.0, 0.062, 0.5], "cycles": 50, "tail": 20},
+    "parts": {"parts": 2, "m": 6, "fps": [0.062]},
 }
 LEVEL = 0.9  # the share notified that marks the overlay as built (construction time)
 S1, S2 = (3, 8), (2, 4)  # moderate and tight delay requirements, hops
 FIG5_FP = 1.0  # Figure 5's runs: no bandwidth limit on coarsening ("delays such that convergence can be achieved")
 FIG6_EVENTS = 50  # Figure 6 measures false positives against the event rate: more events, finer shares
-EXPERIMENTS = ("conv", "scale", "churn", "indeg", "fig6")
+EXPERIMENTS = ("conv", "scale", "churn", "indeg", "fig6", "parts")
 
 
 def tasks(z: dict, seed: int, only: set[str]) -> list[tuple[str, tuple, object, tuple]]:
@@ -319,6 +334,11 @@ def tasks(z: dict, seed: int, only: set[str]) -> list[tuple[str, tuple, object, 
                 for fp in f6["fps"]:
                     s = Setup(n=f6["n"], m=m, delays=delays, fp=fp, events=FIG6_EVENTS)
                     out.append(("fig6", (scen, m, fp), satisfaction, (s, seed, f6["cycles"], f6["tail"], 10)))
+    if "parts" in only:  # Figure 6's S1 with publishers that each advertise a part of the space
+        f6, pz = z["fig6"], z["parts"]
+        for fp in pz["fps"]:
+            s = Setup(n=f6["n"], m=pz["m"], delays=S1, fp=fp, events=FIG6_EVENTS, parts=pz["parts"])
+            out.append(("parts", (fp,), satisfaction, (s, seed, f6["cycles"], f6["tail"], 10)))
     # a rough cost: subscriber-cycles, the fp = 0 runs (endless refinement) and large r dearer
     def cost(t):
         exp, key, fn, a = t
@@ -329,7 +349,7 @@ def tasks(z: dict, seed: int, only: set[str]) -> list[tuple[str, tuple, object, 
             cycles = a[2] * 0.6  # stops once built
         elif exp == "indeg":
             cycles = a[2] * s.r / 4
-        elif exp == "fig6":
+        elif exp in ("fig6", "parts"):
             cycles = a[2] * (6 if s.fp == 0 else 1) * s.events / 25
         else:
             cycles = a[2]
@@ -378,7 +398,8 @@ def num_check(name: str, target: str, measured: float | None, ok, detail: str, m
 
 def setup_json(s: Setup) -> dict:
     return {"n": s.n, "m": s.m, "workload": s.workload, "delays": list(s.delays), "fp_budget": s.fp, "r": s.r,
-            "dims": s.dims, "publishers": s.publishers, "events_per_cycle": s.events}
+            "dims": s.dims, "publishers": 2 ** s.parts if s.parts else s.publishers, "parts": s.parts,
+            "events_per_cycle": s.events}
 
 
 def tail_mean(series: list[tuple[int, float]], k: int = 3) -> float:
@@ -646,6 +667,31 @@ def report_fig6(res: dict, z: dict, out: dict) -> list[dict]:
     return checks
 
 
+def report_parts(res: dict, z: dict, out: dict) -> list[dict]:
+    """Figure 6's S1 again, with 2**parts publishers each advertising one part of the space instead
+    of 3 whole-space ones: 004 does not say how its publishers advertised, and this decides how many
+    subscribers can sit at the top. No check: the paper states nothing about it."""
+    f6, pz = z["fig6"], z["parts"]
+    get = {k[0]: v for (exp, k), v in res.items() if exp == "parts"}
+    whole = {k[2]: v for (exp, k), v in res.items() if exp == "fig6" and k[:2] == ("S1", pz["m"])}
+    for fp, r in sorted(get.items()):
+        out["json"].append({"experiment": "6 satisfaction, publishers by part", "scenario": "S1",
+                            **setup_json(r["setup"]), "parts": 2 ** pz["parts"], "notified": r["notified"],
+                            "converged": r["converged"], "fp_actual": r["fp_actual"], "dz": r["dz"],
+                            "wall_s": round(r["wall"], 1)})
+    if out["tables"]:
+        C.print_table(f"Figure 6, S1 m={pz['m']}: {2 ** pz['parts']} publishers each advertising a part of the space "
+                      f"(n = {f6['n']}, {f6['cycles']} cycles)",
+                      [("allowed FP", "right"), ("notified", "right"), ("3 whole-space publishers", "right"),
+                       ("actual FP", "right"), ("converged", "right"), ("dz/peer", "right"), ("wall s", "right")],
+                      [(pct(fp, 1), pct(r["notified"], 1),
+                        pct(whole[fp]["notified"], 1) if fp in whole else "-", pct(r["fp_actual"], 2),
+                        pct(r["converged"]), f"{r['dz']:.1f}", f"{r['wall']:.0f}") for fp, r in sorted(get.items())],
+                      caption="the same subscribers, delays and events as Figure 6's S1; each event comes from "
+                              "the publisher of its part")
+    return []
+
+
 def main() -> int:
     p = C.parser(__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
@@ -671,7 +717,7 @@ def main() -> int:
     out = {"json": [], "tables": not args.json}
     checks: list[dict] = []
     for exp, fn in (("conv", report_conv), ("scale", report_scale), ("churn", report_churn),
-                    ("indeg", report_indeg), ("fig6", report_fig6)):
+                    ("indeg", report_indeg), ("fig6", report_fig6), ("parts", report_parts)):
         if exp in only:
             checks += fn(res, z, out)
     if args.json:
