@@ -122,15 +122,18 @@ def test_the_p2p_benchmark_runs_every_experiment_of_004_and_states_its_checks():
     assert done.stdout.strip() and all(line.startswith("{") for line in done.stdout.splitlines())
     kinds = {r["experiment"] for r in rows if "experiment" in r}
     assert kinds == {"5ab convergence", "5c control overhead", "5h scalability", "5de continuous churn",
-                     "5fg massive churn", "5i in-degree", "6 satisfaction", "total"}, kinds
+                     "5fg massive churn", "5i in-degree", "6 satisfaction", "6 satisfaction, publishers by part",
+                     "total"}, kinds
     checks = [r for r in rows if "check" in r]
     assert checks and all(c["status"] in ("PASS", "FAIL", "SKIP") for c in checks)
     assert (done.returncode == 1) == any(c["status"] == "FAIL" for c in checks)
     for r in rows:
         if r.get("experiment") == "5ab convergence":
             assert r["series"] and all(0 <= cv <= 1 and 0 <= nt <= 1 for _, cv, nt in r["series"])
-        if r.get("experiment") == "6 satisfaction":
+        if r.get("experiment", "").startswith("6 satisfaction"):
             assert 0 <= r["notified"] <= 1 and r["fp_actual"] >= 0
+        if r.get("experiment") == "6 satisfaction, publishers by part":
+            assert r["publishers"] == 2 ** r["parts"] == 4  # --quick: 4 publishers, a quarter each
     # the construction-time check compares the two runs it reports
     w = {r["workload"]: r["built_at"] for r in rows if r.get("experiment") == "5ab convergence"}
     c = next(c for c in checks if c["check"] == "W2 construction time > W1")
