@@ -676,7 +676,7 @@ def report_parts(res: dict, z: dict, out: dict) -> list[dict]:
     whole = {k[2]: v for (exp, k), v in res.items() if exp == "fig6" and k[:2] == ("S1", pz["m"])}
     for fp, r in sorted(get.items()):
         out["json"].append({"experiment": "6 satisfaction, publishers by part", "scenario": "S1",
-                            **setup_json(r["setup"]), "parts": 2 ** pz["parts"], "notified": r["notified"],
+                            **setup_json(r["setup"]), "notified": r["notified"],
                             "converged": r["converged"], "fp_actual": r["fp_actual"], "dz": r["dz"],
                             "wall_s": round(r["wall"], 1)})
     if out["tables"]:
