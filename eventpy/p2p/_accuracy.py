@@ -11,7 +11,7 @@ volume from the overall rate. A mixin of `_peer.Peer`, whose state it reads.
 from __future__ import annotations
 
 from ._messages import DISCONNECT
-from ._space import coarser, covered, merge, minimal
+from ._space import coarser, covered, meet, merge, minimal
 
 MAX_REFINE = 8  # refinements a peer makes in one cycle
 
@@ -33,15 +33,15 @@ class Accuracy:
     def user_rate(self, dz: str, total_rate: float) -> float:
         """Events per cycle of a sub-space that the user-level subscription wants (by volume)."""
         region = self.space.region(dz)
-        inter = tuple((max(a, c), min(b, d)) for (a, b), (c, d) in zip(region, self.user))
-        if any(lo >= hi for lo, hi in inter):
+        inter = meet(region, self.user)
+        if inter is None:
             return 0.0
         share = 1.0
         for (lo, hi), (rlo, rhi) in zip(inter, region):
             share *= (hi - lo) / (rhi - rlo)
         return self.estimate(dz, total_rate) * share
 
-    def coarsen(self, dz: str, now: int, out: list) -> bool:
+    def coarsen(self, dz: str, out: list) -> bool:
         """Algorithm 3 lines 1-3: dz found no parent within the timeout; take its coarser
         sub-space (DZ-1) if the false positives it adds stay within the bandwidth budget."""
         up = coarser(dz)
@@ -51,7 +51,7 @@ class Accuracy:
         total = self.total_rate
         fp = sum(self.estimate(d, total) - self.user_rate(d, total) for d in new)
         if fp > self.fp_budget * total + 1e-12:
-            self.uncovered_since[dz] = now  # try again after another timeout
+            self.uncovered_since[dz] = self.now  # try again after another timeout
             return False
         self.remap(new, out)
         return True
@@ -95,7 +95,7 @@ class Accuracy:
         for kid, was in (keep_parent_of or {}).items():
             for q in old.get(was, ()):
                 self.fin[kid].add(q)
-                self.ask(q, kid, None, out)
+                self.ask(q, kid, out)
         for dz, parents in old.items():
             for q in parents:
                 out.append((DISCONNECT, self.id, q, (dz, "child")))

@@ -23,5 +23,5 @@ class Desc(NamedTuple):
     delay: int
     dz: tuple[str, ...]
     publisher: bool
-    hops: int | None
+    depth: int | None
     rates: tuple[tuple[str, float], ...]

@@ -20,8 +20,8 @@ import random
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 
-from ._peer import Desc, Peer
-from ._space import Box, Space, box_contains, matches
+from ._peer import Peer
+from ._space import Box, Space, box_contains, matches, meet
 
 
 class Network:
@@ -231,11 +231,11 @@ class Network:
 
     def _notified(self, p: Peer, pubs: list[Peer], cache) -> bool:
         for dz in p.dz:
-            inter = _meet(self.space.region(dz), p.user)
+            inter = meet(self.space.region(dz), p.user)
             if inter is None:
                 continue
             for pub in pubs:
-                part = _meet(inter, pub.user)
+                part = meet(inter, pub.user)
                 if part is None:
                     continue
                 point = self._inside(part)
@@ -281,12 +281,3 @@ class Network:
             "false_positives": sum(p.false_positives for p in subs),
             "duplicates": self.duplicates,
         }
-
-
-def _meet(a: Box, b: Box) -> Box | None:
-    out = tuple((max(alo, blo), min(ahi, bhi)) for (alo, ahi), (blo, bhi) in zip(a, b))
-    return None if any(lo >= hi for lo, hi in out) else out
-
-
-def descriptors(peers: Iterable[Peer]) -> list[Desc]:
-    return [p.desc() for p in peers]

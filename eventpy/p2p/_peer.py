@@ -65,7 +65,6 @@ class Peer(Accuracy):
         self.pending: dict[str, dict[int, int]] = {}  # dz -> {asked peer: cycle asked}
         self.uncovered_since: dict[str, int] = {}
         self.banned: dict[int, int] = {}  # peer -> cycle until which it is not asked again
-        self.hops: int | None = None  # hop count of the last event received
         self.connects = 0  # CONNECT requests sent (control overhead, §6)
         self.window: list[tuple[int, int, dict[str, int]]] = []  # per cycle: (received, fp, per dz)
         self.cur = [0, 0, {}]
@@ -92,9 +91,9 @@ class Peer(Accuracy):
             subs = [q for q in parents if q not in self.fin_pub]
             if subs:
                 d = self.known.get(subs[0])
-                if d is None or d.hops is None:
+                if d is None or d.depth is None:
                     return None
-                worst = max(worst, d.hops + 1)
+                worst = max(worst, d.depth + 1)
             elif parents:
                 worst = max(worst, 1)
             else:
@@ -168,6 +167,7 @@ class Peer(Accuracy):
 
     def manage(self, now: int, out: list) -> None:
         """Algorithm 1 lines 1-7 (one iteration) and Algorithm 3's timeout (lines 1-3)."""
+        self.now = now
         if self.publisher:
             return
         for pid, until in list(self.banned.items()):
@@ -185,21 +185,21 @@ class Peer(Accuracy):
                 self.uncovered_since.pop(dz, None)
                 continue
             since = self.uncovered_since.setdefault(dz, now)
-            if now - since >= self.timeout and self.coarsen(dz, now, out):  # Algorithm 3 line 3
+            if now - since >= self.timeout and self.coarsen(dz, out):  # Algorithm 3 line 3
                 continue
             if asked:
                 continue
             parent = self.best_parent(dz, self.view.values())
             if parent is not None:
                 self.view.pop(parent.id, None)  # line 6
-                self.ask(parent.id, dz, now, out)
+                self.ask(parent.id, dz, out)
                 continue
             for pid in self.relevant_publishers(dz) - self.fin[dz]:  # no subscriber covers it
                 if pid not in self.banned:
-                    self.ask(pid, dz, now, out)
+                    self.ask(pid, dz, out)
 
-    def ask(self, pid: int, dz: str, now: int | None, out: list) -> None:
-        self.pending.setdefault(dz, {})[pid] = self.now if now is None else now
+    def ask(self, pid: int, dz: str, out: list) -> None:
+        self.pending.setdefault(dz, {})[pid] = self.now
         self.connects += 1
         out.append((CONNECT, self.id, pid, (dz, self.delay, self.desc())))
 
@@ -217,7 +217,7 @@ class Peer(Accuracy):
             cover = [a for a in d.dz if covered(dz, a)]
             if not cover:
                 continue
-            if d.delay == delay and (d.hops is None or d.hops + 1 > delay):
+            if d.delay == delay and (d.depth is None or d.depth + 1 > delay):
                 continue
             vol = min(self.space.volume(a) for a in cover)
             key = (d.delay == delay, -d.delay, vol, self.rng.random())
@@ -228,10 +228,11 @@ class Peer(Accuracy):
     # --- receiving ---------------------------------------------------------------------------
 
     def handle(self, kind: str, src: int, payload, now: int, out: list) -> None:
+        self.now = now
         if kind == CONNECT:
-            self.on_connect(src, *payload, now=now, out=out)
+            self.on_connect(src, *payload, out=out)
         elif kind == ACK:
-            self.on_ack(src, *payload, now=now, out=out)
+            self.on_ack(src, *payload, out=out)
         elif kind == DISCONNECT:
             self.on_disconnect(src, *payload)
         elif kind == HINT:
@@ -241,7 +242,7 @@ class Peer(Accuracy):
         else:
             raise ValueError(f"unknown overlay message {kind!r}")
 
-    def on_connect(self, p: int, dz: str, delay: int, pdesc: Desc, *, now: int, out: list) -> None:
+    def on_connect(self, p: int, dz: str, delay: int, pdesc: Desc, *, out: list) -> None:
         """Algorithm 1 lines 16-29."""
         self.learn(pdesc)
         mine = [a for a in self.dz if covered(dz, a)] if not self.publisher else \
@@ -283,7 +284,7 @@ class Peer(Accuracy):
             return (sum(self.space.volume(dz) for dz in entries), -max(entries.values()), c != new)
         return [min(self.fout, key=key)]
 
-    def on_ack(self, q: int, dz: str, qdesc: Desc, *, now: int, out: list) -> None:
+    def on_ack(self, q: int, dz: str, qdesc: Desc, *, out: list) -> None:
         """Algorithm 1 lines 30-35."""
         self.learn(qdesc)
         self.pending.get(dz, {}).pop(q, None)
@@ -373,7 +374,6 @@ class Peer(Accuracy):
         # to the children, whose looser Δ it may well meet
         from_parent = src in self.parents()
         if not probe:
-            self.hops = hops
             if publisher not in self.publishers and publisher != self.id:  # an event names its source
                 self.publishers[publisher] = (Desc(publisher, 0, pub_dz, True, 0, ()), 0)
             if from_child and not self.publisher:  # lines 2-4: a publisher we are not placed under
@@ -381,7 +381,7 @@ class Peer(Accuracy):
                 if not mine and publisher not in self.parents() and publisher not in self.banned:
                     for dz in self.dz:
                         if any(overlaps(dz, a) for a in pub_dz) and publisher not in self.pending.get(dz, {}):
-                            self.ask(publisher, dz, None, out)
+                            self.ask(publisher, dz, out)
             if not self.publisher:
                 self.account(code, point, src, hops, out)
         nxt: list[int] = []

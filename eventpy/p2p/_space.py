@@ -312,10 +312,6 @@ def apart(prefix1: str, prefix2: str) -> bool:
     return any(a != b and a != "*" and b != "*" for a, b in zip(prefix1, prefix2))
 
 
-def covered_by_any(dz: str, others: Iterable[str]) -> bool:
-    return any(covered(dz, o) for o in others)
-
-
 def minimal(dzs: Iterable[str]) -> list[str]:
     """The expressions no other one covers (duplicates and nested ones dropped), siblings kept
     apart: what a refinement leaves (a merge would undo it)."""
@@ -399,9 +395,15 @@ def _with(reg: Box, i: int, lo: float, hi: float) -> Box:
     return reg[:i] + ((lo, hi),) + reg[i + 1:]
 
 
+def meet(a: Box, b: Box) -> Box | None:
+    """The intersection of two boxes, None if empty."""
+    out = tuple((max(alo, blo), min(ahi, bhi)) for (alo, ahi), (blo, bhi) in zip(a, b))
+    return None if any(lo >= hi for lo, hi in out) else out
+
+
 def box_contains(box: Box, point: Sequence[float]) -> bool:
     return all(lo <= v < hi for (lo, hi), v in zip(box, point))
 
 
-__all__ = ["Box", "Dimension", "Space", "apart", "box_contains", "coarser", "covered", "covered_by_any", "matches",
-           "merge", "minimal", "overlaps"]
+__all__ = ["Box", "Dimension", "Space", "apart", "box_contains", "coarser", "covered", "matches",
+           "meet", "merge", "minimal", "overlaps"]

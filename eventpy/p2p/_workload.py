@@ -55,8 +55,3 @@ def event(space: Space, rng: random.Random, hot: Hotspots | None = None) -> tupl
     """A point: uniform, or near a hot spot (skewed); integer attributes take whole values."""
     c = hot.centre(space, rng) if hot else tuple(rng.uniform(d.lo, d.hi) for d in space.dims)
     return tuple(float(min(math.floor(v), d.hi - 1)) if d.integer else v for v, d in zip(c, space.dims))
-
-
-def delays(rng: random.Random, n: int, lo: int, hi: int) -> list[int]:
-    """Delay requirements in hops, uniform in [lo, hi]."""
-    return [rng.randint(lo, hi) for _ in range(n)]

@@ -175,7 +175,7 @@ def test_connect_property(parent_dz, parent_delay, child_dz, child_delay, others
     q, p = sub(1, parent_dz, parent_delay), sub(2, child_dz, child_delay)
     for i, (dz, delay, hops) in enumerate(others):
         other = sub(10 + i, dz, delay)
-        q.learn(other.desc()._replace(hops=hops))
+        q.learn(other.desc()._replace(depth=hops))
     q.learn(p.desc())  # the child may be in q's view: it must not be its own hint
     out: list = []
     q.handle(*connect(p, child_dz), 1, out)

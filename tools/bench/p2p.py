@@ -31,8 +31,8 @@ Parameters common to every run, and why:
 Measures:
 * converged: `Network.converged()`, every cycle, all subscribers.
 * notified: `Network.notified(sample)`, probe events, every 5 cycles on a sample of 100 (Figure
-  5) or all subscribers every 10 cycles (Figure 6). Measuring does not change a run (the bench
-  also puts the network's generator back, from when notified() sampled with it).
+  5) or all subscribers every 10 cycles (Figure 6). Measuring does not change a run (notified()
+  samples with its own generator).
 * construction time: the first probe with at least 90% of the sample notified (the overlay never
   stays at exactly 100%: peers keep coarsening and re-parenting).
 * CONNECT requests per peer (Figure 5 (c)): each subscriber's count when the overlay was built.
@@ -149,13 +149,7 @@ class Sim:
         return self.net.converged()
 
     def notified(self, sample: int | None) -> float:
-        """Network.notified draws its sample from the network's own generator (the one gossip uses):
-        its state is put back, so measuring does not change the run."""
-        state = self.net.rng.getstate()
-        try:
-            return self.net.notified(sample=sample)
-        finally:
-            self.net.rng.setstate(state)
+        return self.net.notified(sample=sample)  # samples with its own generator: the run is unchanged
 
     def fp_counts(self) -> dict[int, int]:
         return {p.id: p.false_positives for p in self.net.subscribers}
