@@ -22,11 +22,13 @@ less than `horizon` to cross the overlay.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any, Callable
 
 from ...guards._hull import hull, never_holds
 from ...guards._plan import EMPTY_INTERVAL, EMPTY_SET, integral
+from .._params import INT_MAX, INT_MIN
 from ..model import filter_matches
 
 DEFAULT_HORIZON = 1.0
@@ -93,11 +95,22 @@ def version_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[f
         iv = hull(op, tree, state.values, *window)
         if iv is None:
             continue
-        if schema[attr] is int:
-            iv = integral(iv)
+        iv = integral(iv) if schema[attr] is int else outward_floats(iv)
         cur = flt.get(attr)
         flt[attr] = iv if cur is None else cur.intersect(iv)
     return flt
+
+
+def outward_floats(iv: Any) -> Any:
+    """A float attribute's hull with every int end beyond the wire's 64 bits (a parameter near
+    2**64 plus elapsed()) as a float rounded outwards: the version still covers the exact bound,
+    and the summary that carries it can be sent (integral() does this for int attributes)."""
+    lo, hi = iv.lo, iv.hi
+    if isinstance(lo, int) and not INT_MIN <= lo <= INT_MAX:
+        lo = math.nextafter(float(lo), -math.inf)
+    if isinstance(hi, int) and not INT_MIN <= hi <= INT_MAX:
+        hi = math.nextafter(float(hi), math.inf)
+    return iv._replace(lo=lo, hi=hi)
 
 
 class Evolving:
