@@ -286,7 +286,7 @@ def test_the_engine_is_chosen_by_name_and_a_mistake_says_what_is_allowed():
         assert Broker(index_evolving=False).evolving_engine == "lees"
         assert Broker(index_evolving=True).evolving_engine == "ves"
     assert [w.category for w in caught] == [DeprecationWarning] * 2
-    with pytest.raises(ValueError, match="give evolving_engine only"):
+    with pytest.raises(ValueError, match="give evolving_engine only"), pytest.warns(DeprecationWarning):
         Broker(index_evolving=False, evolving_engine="clees")
 
 
