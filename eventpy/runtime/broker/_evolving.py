@@ -183,6 +183,8 @@ class Evolving:
             ts.summary.set_entry(state.link, key, flt if flt is not None else self._version(ts, state, ci))
         else:
             self.evolving.behind.add(ts.etype.name)  # brought up to date when a broker reads it
+            if flt is None:
+                return  # nothing was recomputed
         self._stats["versions_recomputed"] += 1
 
     def _refresh_versions(self, out: list) -> None:
