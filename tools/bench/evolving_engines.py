@@ -236,6 +236,7 @@ def median_row(runs: list[dict]) -> dict:
     for key in ("us_per_publication", "maintenance_ms_per_s", "processing_ms_per_s"):
         row[key] = round(C.median([r[key] for r in runs]), 3)
     row["repeats"] = len(runs)
+    row["processing_runs"] = [r["processing_ms_per_s"] for r in runs]
     row["spread"] = round(C.spread([r["processing_ms_per_s"] for r in runs]), 3)
     return row
 
