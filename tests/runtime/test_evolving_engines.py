@@ -165,9 +165,12 @@ def test_a_cached_version_holds_for_tt_seconds_of_publication_time_then_is_built
         clock.now = 1000.0 + elapsed
         assert delivered(broker, Pos, centre(elapsed), clock.now, k) == {sub.sid}
         assert counts(broker)[0] == builds, elapsed
+        if elapsed == 2.0:  # on the closed end of the version built at 1 s ([7, 23] along x): admitted
+            x, y = centre(elapsed)
+            assert delivered(broker, Pos, (x + 3, y + 2), clock.now, 10) == {sub.sid}
     # outside the area: turned away by the cached version, without the exact check being needed
     assert delivered(broker, Pos, centre(3.2, x0=50.0), clock.now, 9) == set()
-    assert counts(broker) == (3, 4, 0)
+    assert counts(broker) == (3, 5, 0)
 
 
 def test_an_event_published_before_the_cached_interval_is_still_matched_exactly():
@@ -190,10 +193,12 @@ def test_an_update_drops_the_cached_version_and_the_next_event_builds_one_with_t
     core.update(sub, {"x0": 100.0})  # the avatar jumps 100 along x (a replaced subscription)
     for msg in core.take():
         broker.handle("c", msg)
+    assert broker.types[Pos.name].cache.versions() == 0
     clock.now = 1001.5
     assert delivered(broker, Pos, centre(1.5, x0=100.0), clock.now, 2) == {sub.sid}
     assert delivered(broker, Pos, centre(1.5), clock.now, 3) == set()
     assert counts(broker)[:2] == (2, 1)
+    assert broker.types[Pos.name].cache.versions() == 1
 
 
 def test_an_unsubscription_drops_the_cached_version():
@@ -201,11 +206,11 @@ def test_an_unsubscription_drops_the_cached_version():
     clock.now = 1001.0
     assert delivered(broker, Pos, centre(1.0), clock.now) == {subs[0].sid}
     cache = broker.types[Pos.name].cache
-    assert len(cache.entries) == 3  # every candidate got a version (none is indexed by its bounds)
+    assert cache.versions() == 3  # every candidate got a version (none is indexed by its bounds)
     core.unsubscribe(subs[0])
     for msg in core.take():
         broker.handle("c", msg)
-    assert len(cache.entries) == 2 and len(cache.conjs) == 2
+    assert cache.versions() == 2 and len(cache.slots) == 2
     assert delivered(broker, Pos, centre(1.0), clock.now, 2) == set()
     assert broker.describe()["types"][Pos.name]["cached_versions"] == 2
 
@@ -225,7 +230,8 @@ def test_a_subscription_that_expired_is_turned_away_by_its_cached_version():
     clock.now = 1002.0  # a new version, over [1002, 1003]: it holds nowhere there
     assert not delivered(broker, Pos, (1.0, 0.0), clock.now, 3)
     assert counts(broker) == (2, 1, 0)
-    assert broker.types[Pos.name].cache.entries[next(iter(broker.types[Pos.name].cache.conjs))][2] is None
+    (slot,) = broker.types[Pos.name].cache.slots.values()
+    assert slot[:3] == [1002.0, 1003.0, None]  # its version: it holds nowhere in [1002, 1003]
 
 
 # -- what each engine indexes and maintains -----------------------------------------------------------

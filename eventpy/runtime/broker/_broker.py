@@ -480,7 +480,7 @@ class Broker(Upstream, Evolving):
             "evolving_engine": self.evolving_engine,
             "types": {n: {"subscriptions": len(ts.subs), "entries": len(ts.matcher),
                           "evolving": len(self.evolving.members.get(n, ())),
-                          **({} if ts.cache is None else {"cached_versions": len(ts.cache.entries)}),
+                          **({} if ts.cache is None else {"cached_versions": ts.cache.versions()}),
                           "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
             "stats": dict(self.stats),
         }

@@ -33,82 +33,88 @@ subscription's values, so an update of them drops its versions (`invalidate`).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Hashable
 
 from ...guards._hull import hull, never_holds
 
 Key = tuple[Hashable, int, int]  # (link, sid, conjunction): the matcher's key
-# (t, t + TT, checks): checks are (attribute index, lo, lo closed, hi, hi closed), one per bound
-# that could be ranged; None: the conjunction holds at no publication time of [t, t + TT]
-Entry = tuple[float, float, "tuple | None"]
+NONE_YET = (math.inf, -math.inf, None)  # an interval nothing is published in: the next event builds
 
 
 class VersionCache:
     """The cached versions of one event type's evolving conjunctions, for Broker(evolving_engine=
     "clees"); `builds`, `hits` and `late` are what the broker's stats show."""
 
-    __slots__ = ("ttl", "index", "conjs", "entries", "builds", "hits", "late")
+    __slots__ = ("ttl", "index", "slots", "builds", "hits", "late")
 
     def __init__(self, index: dict[str, int], ttl: float) -> None:
         self.ttl = ttl
         self.index = index  # attribute -> its position in an event's values
-        self.conjs: dict[Key, tuple[Any, int]] = {}  # the evolving conjunctions: key -> (SubState, ci)
-        self.entries: dict[Key, Entry] = {}  # their versions, once a publication needed one
+        # per evolving conjunction, [t, t + TT, checks, SubState, ci]: its version covers the
+        # publication times [t, t + TT]; checks are (attribute index, lo, lo closed, hi, hi closed),
+        # one per bound that could be ranged, or None: the conjunction holds nowhere in [t, t + TT].
+        # One list per conjunction, looked up once per candidate: this is CLEES's cost per candidate
+        self.slots: dict[Key, list] = {}
         self.builds = self.hits = self.late = 0
 
     def add(self, state: Any) -> None:
         for ci, bounds in enumerate(state.evolving):
             if bounds:
-                self.conjs[state.link, state.sid, ci] = (state, ci)
+                self.slots[state.link, state.sid, ci] = [*NONE_YET, state, ci]
 
     def drop(self, state: Any) -> None:
         """The subscription went away (UNSUB, a new SUB of its sid, its link lost)."""
         for ci, bounds in enumerate(state.evolving):
             if bounds:
-                key = (state.link, state.sid, ci)
-                self.conjs.pop(key, None)
-                self.entries.pop(key, None)
+                self.slots.pop((state.link, state.sid, ci), None)
 
     def invalidate(self, state: Any) -> None:
         """Its values changed: its versions were built from the old ones."""
         for ci, bounds in enumerate(state.evolving):
-            if bounds:
-                self.entries.pop((state.link, state.sid, ci), None)
+            slot = self.slots.get((state.link, state.sid, ci)) if bounds else None
+            if slot is not None:
+                slot[0:3] = NONE_YET
+
+    def versions(self) -> int:
+        """How many conjunctions have a version (expired or not)."""
+        return sum(1 for slot in self.slots.values() if slot[0] <= slot[1])
 
     def filter(self, keys: list, values: tuple, t: float) -> list:
         """The matcher's candidates `keys` for an event published at t, without the evolving
         conjunctions their versions turn away (each kept one is then checked exactly)."""
-        conjs, entries = self.conjs, self.entries
+        slots = self.slots
         out = []
+        hits = 0
         for key in keys:
-            conj = conjs.get(key)
-            if conj is None:  # no evolving bound: the exact check decides, as for any candidate
+            slot = slots.get(key)
+            if slot is None:  # no evolving bound: the exact check decides, as for any candidate
                 out.append(key)
                 continue
-            entry = entries.get(key)
-            if entry is None or t > entry[1]:
-                entry = self._build(key, conj, t)  # lazy evaluation (none yet, or expired)
-            elif t < entry[0]:
+            if t > slot[1]:
+                self._build(slot, t)  # lazy evaluation: no version yet, or it expired
+            elif t < slot[0]:
                 self.late += 1  # before what the version covers: the exact check alone
                 out.append(key)
                 continue
             else:
-                self.hits += 1
-            checks = entry[2]
+                hits += 1
+            checks = slot[2]
             if checks is None:
                 continue
             for i, lo, lo_closed, hi, hi_closed in checks:
                 v = values[i]
-                # written out, not Interval.contains: this loop is CLEES's cost per candidate
+                # written out, not Interval.contains (a call per check)
                 if v < lo or v > hi or (v == lo and not lo_closed) or (v == hi and not hi_closed):
                     break
             else:
                 out.append(key)
+        self.hits += hits
         return out
 
-    def _build(self, key: Key, conj: tuple[Any, int], t: float) -> Entry:
-        state, ci = conj
+    def _build(self, slot: list, t: float) -> None:
         lo, hi = t, t + self.ttl
+        state, ci = slot[3], slot[4]
         vs = state.values
         checks: list | None = []
         for attr, op, tree in state.evolving[ci]:
@@ -124,7 +130,5 @@ class VersionCache:
                 checks = None
                 break
             checks.append((self.index[attr], iv.lo, iv.lo_closed, iv.hi, iv.hi_closed))
-        entry = (lo, hi, None if checks is None else tuple(checks))
-        self.entries[key] = entry
+        slot[0:3] = (lo, hi, None if checks is None else tuple(checks))
         self.builds += 1
-        return entry
