@@ -11,10 +11,9 @@ around its avatar that moves with it, re-subscribing every 10 s when it picks a 
 avatars move at 2 to 10 units/s and re-anchor (one UPD of x0, y0, dx, dy) every 10 s at staggered
 moments; game events are published near a random avatar (within 40 units), `rate` per second.
 One Broker is driven directly on a virtual clock (no network), its timers run when due.
-Measured, per engine, in one timed region each: the CPU time of the broker's handling of the
-publications, of the UPDs and of its timers (VES's recomputation of every version each MEI, which
-the paper calls the evolutions); the paper's *processing time* is their sum, reported per second
-of game time. CPU time (time.process_time), not wall time: the machine is shared; less the cost of
+Measured, per run: the CPU time of the broker's handling of each publication, each UPD and each
+timer (VES's recomputation of every version each MEI, which the paper calls the evolutions); the
+paper's *processing time* is their sum, reported per second of game time. CPU time (time.process_time), not wall time: the machine is shared; less the cost of
 reading that clock (a system call here, ~2 us, calibrated in the run). Each figure is the median of
 --repeats runs; within a repeat, the nine runs of a size (3 scenarios x 3 engines) go in a shuffled
 order, so that a slow stretch of the shared machine (it moved figures by up to 2x in trials, CPU
@@ -25,7 +24,8 @@ MEI halved to follow them; TT stays 1 s, as 003 keeps it). Each for a growing nu
 subscriptions (Figures 8 and 10 (a)). The checks are the paper's statements, measured in this run.
 Not reproduced: Figure 8 (c) (half the subscriptions not evolving) and Figure 10 (b) (subscriptions
 per client: 003's LEES stops at a client's first match; EventPy delivers per subscription, so every
-one of a client's candidates is checked).
+one of a client's candidates is checked). A full run takes ~13 min on 2 loaded cores (LEES's
+runs are most of it); --quick ~15 s.
 """
 
 from __future__ import annotations
