@@ -111,6 +111,33 @@ def test_the_evolving_benchmark_compares_the_three_ways_on_one_workload():
     assert abs(traffic["measured"] - runs["resub"]["sub_messages"] / runs["evolving"]["sub_messages"]) < 0.01
 
 
+def test_the_evolving_engines_benchmark_measures_every_engine_in_every_scenario():
+    # its checks are 003 §VI-C's statements, which small --quick runs need not show: exit 1 (a check
+    # failed) is a result, anything else a defect
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "tools/bench/evolving_engines.py", "--quick", "--json", "--sizes", "40,80",
+                           "--seconds", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.stdout.strip() and all(line.startswith("{") for line in done.stdout.splitlines())
+    points = [r for r in rows if "engine" in r]
+    assert {(r["scenario"], r["subscriptions"], r["engine"]) for r in points} == {
+        (sc, n, e) for sc in ("standard", "2x publications", "2x evolution") for n in (40, 80)
+        for e in ("ves", "lees", "clees")}
+    for r in points:
+        assert r["processing_ms_per_s"] > 0 and r["us_per_publication"] > 0 and r["refused"] == 0
+        assert (r["cache_builds"] > 0) == (r["engine"] == "clees")  # only CLEES builds versions lazily
+        assert (r["versions_recomputed"] > 0) == (r["engine"] == "ves")  # only VES recomputes as time passes
+    checks = {r["check"]: r for r in rows if "check" in r}
+    assert checks["the three engines deliver the same events"]["status"] == "PASS"
+    assert "LEES/CLEES processing at 80" in checks and "VES: 2x evolution frequency at 80" in checks
+    assert (done.returncode == 1) == any(c["status"] == "FAIL" for c in checks.values())
+    lees, clees = (next(r for r in points if (r["scenario"], r["subscriptions"], r["engine"]) == ("standard", 80, e))
+                   for e in ("lees", "clees"))
+    c = checks["LEES/CLEES processing at 80"]
+    assert abs(c["measured"] - lees["processing_ms_per_s"] / clees["processing_ms_per_s"]) < 0.01 * c["measured"] + 0.002
+
+
 def test_the_p2p_benchmark_runs_every_experiment_of_004_and_states_its_checks():
     # its checks are the paper's trends, which --quick's small overlays need not show: exit 1
     # (a check failed) is a result, anything else a defect

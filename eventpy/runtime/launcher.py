@@ -40,15 +40,17 @@ def write_config(path: Path, topology: Topology, host: str, port: int, mode: str
     path.write_text("\n".join(lines))
 
 
-_SETTINGS = ("brokers", "links", "mode", "matcher", "summary", "evolve_horizon")  # what a topology file may set
+# what a topology file may set
+_SETTINGS = ("brokers", "links", "mode", "matcher", "summary", "evolve_horizon", "evolving_engine", "cache_ttl")
 
 
 def _choices() -> dict[str, tuple[str, ...]]:
     """The broker algorithm a topology file may choose, and the values of each setting."""
-    from .broker import MODES, SUMMARIES
+    from .broker import EVOLVING_ENGINES, MODES, SUMMARIES
     from .matching import MATCHERS
 
-    return {"mode": tuple(MODES), "matcher": tuple(MATCHERS), "summary": tuple(SUMMARIES)}
+    return {"mode": tuple(MODES), "matcher": tuple(MATCHERS), "summary": tuple(SUMMARIES),
+            "evolving_engine": EVOLVING_ENGINES}
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -64,10 +66,11 @@ def read_config(path: Path) -> dict[str, Any]:
     for key, allowed in _choices().items():
         if key in cfg and cfg[key] not in allowed:
             raise SystemExit(f"{path}: unknown {key} {cfg[key]!r}; choose {', '.join(allowed)}")
-    horizon = cfg.get("evolve_horizon", 1.0)
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not 0 < horizon < float("inf"):
-        raise SystemExit(f"{path}: evolve_horizon is the seconds between recomputations of evolving "
-                         f"subscriptions' summaries, a number above 0, not {horizon!r}")
+    for key, what in (("evolve_horizon", "the seconds between recomputations of evolving subscriptions' summaries"),
+                      ("cache_ttl", "the seconds a CLEES version of an evolving subscription is used")):
+        seconds = cfg.get(key, 1.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
+            raise SystemExit(f"{path}: {key} is {what}, a number above 0, not {seconds!r}")
     brokers = cfg.get("brokers")
     _check_brokers(path, brokers)
     try:
@@ -140,7 +143,8 @@ def run_broker(config: Path, name: str) -> int:
     topo: Topology = cfg["topology"]
     neighbors = {n: (cfg["brokers"][n]["host"], int(cfg["brokers"][n]["port"])) for n in topo.neighbors(name)}
     broker = Broker(name, mode=cfg.get("mode", "parametric"), matcher=cfg.get("matcher", "fastint"),
-                    summary=cfg.get("summary", "attribute"), evolve_horizon=float(cfg.get("evolve_horizon", 1.0)))
+                    summary=cfg.get("summary", "attribute"), evolve_horizon=float(cfg.get("evolve_horizon", 1.0)),
+                    evolving_engine=cfg.get("evolving_engine", "ves"), cache_ttl=float(cfg.get("cache_ttl", 1.0)))
     server = BrokerServer(broker, me["host"], int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
     tune_gc_for_server()

@@ -49,3 +49,20 @@ def test_a_topology_file_sets_the_evolution_horizon_of_its_brokers(tmp_path):
         assert "evolve_horizon is the seconds between recomputations" in str(e) and "'fast'" in str(e)
     else:
         raise AssertionError("a horizon that is not a number was taken")
+
+
+def test_a_topology_file_chooses_the_evolving_engine_and_the_cache_ttl_of_its_brokers(tmp_path):
+    topo = tmp_path / "topo.toml"
+    topo.write_text('evolving_engine = "clees"\ncache_ttl = 0.25\n[brokers.b0]\nport = 7999\n')
+    cfg = launcher.read_config(topo)
+    assert (cfg["evolving_engine"], cfg["cache_ttl"]) == ("clees", 0.25)
+    for bad, words in (('evolving_engine = "cached"', "unknown evolving_engine 'cached'; choose ves, lees, clees"),
+                       ("cache_ttl = -1", "cache_ttl is the seconds a CLEES version of an evolving subscription "
+                                          "is used, a number above 0, not -1")):
+        topo.write_text(bad + '\n[brokers.b0]\nport = 7999\n')
+        try:
+            launcher.read_config(topo)
+        except SystemExit as e:
+            assert words in str(e), str(e)
+        else:
+            raise AssertionError(f"{bad} was taken")

@@ -20,7 +20,8 @@ false positives and negatives of each trader's deliveries against a centralized 
 continuous interest at each event's publication time (003 §VI-A), and the events forwarded by
 brokers. The paper reports 96.8% less subscription traffic than resub at 30 changes/s, 92.9% at
 12, and parametric's constant 50.6%. Then the broker holding n moving windows: its time per event
-with their versions indexed, against every one a candidate (Broker(index_evolving=False)).
+with their versions indexed (VES), against every one a candidate (LEES, Broker(evolving_engine="lees")).
+tools/bench/evolving_engines.py compares the three engines (VES, LEES, CLEES) in 003 §VI-C's game.
 """
 
 from __future__ import annotations
@@ -154,11 +155,11 @@ WINDOW = "x >= x0 + v * elapsed() - w and x <= x0 + v * elapsed() + w"
 
 def broker_cost(n: int, indexed: bool, events: int) -> float:
     """us per event at the broker holding n moving windows (spread along a line, speed 10): their
-    versions indexed (VES) or every one a candidate evaluated exactly (LEES, index_evolving=False).
+    versions indexed (VES) or every one a candidate evaluated exactly (LEES).
     The clock advances 1 ms an event, so the versions move twice per thousand events."""
     now = [1000.0]
     clock = lambda: now[0]  # noqa: E731
-    broker = Broker("edge", clock=clock, overlay_clock=clock, index_evolving=indexed)
+    broker = Broker("edge", clock=clock, overlay_clock=clock, evolving_engine="ves" if indexed else "lees")
     broker.connect("c", "client")
     core = ClientCore("c", clock=clock)
     plan = compile_guard(WINDOW, Pos, {"x0": float, "v": float, "w": float})

@@ -12,6 +12,9 @@ Modes (DESIGN §2):
   unchanged, else a fresh SUB and an UNSUB of the old one.
 * `resub` — the baseline of Fig. 1/2: summaries that change are re-subscribed upstream
   (a SUB then an UNSUB), never updated.
+
+Evolving subscriptions (guards over elapsed(), paper 003) are matched by one of three engines,
+`evolving_engine` "ves", "lees" or "clees" (_evolving, _clees).
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from ..matching import Matcher, make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
 from ._upstream import Upstream
-from ._evolving import DEFAULT_HORIZON, Evolving, EvolvingHulls
+from ._clees import VersionCache
+from ._evolving import DEFAULT_HORIZON, DEFAULT_TTL, Evolving, EvolvingHulls, choose_engine
 from ..model import EventType
 from ._state import MessageError, SubState
 from ._summary import SUMMARIES
@@ -50,6 +54,7 @@ class _TypeState:
     sent: dict = field(default_factory=dict)  # upstream broker link -> _Sent
     seen: dict = field(default_factory=dict)  # upstream broker link -> summary version last read
     accepts: tuple = ()  # per attribute, the Python types a PUB value may have
+    cache: VersionCache | None = None  # the CLEES versions of its evolving conjunctions
 
     def __post_init__(self) -> None:
         self.accepts = tuple(_ACCEPTS[t] for t in self.etype.types)
@@ -64,16 +69,21 @@ class Broker(Upstream, Evolving):
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
                  overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON,
-                 index_evolving: bool = True) -> None:
+                 evolving_engine: str = "ves", cache_ttl: float = DEFAULT_TTL,
+                 index_evolving: bool | None = None) -> None:
         """`clock` times the broker's timers; `overlay_clock` is the clock of publication times
-        (Pub.time, what elapsed() is measured on); `evolve_horizon`: how often the summaries of
-        evolving subscriptions are recomputed; `index_evolving=False` keeps them out of the
-        matcher, every one a candidate (_evolving)."""
+        (Pub.time, what elapsed() is measured on); `evolve_horizon`: how often the versions of
+        evolving subscriptions are recomputed (VES's matcher, and every engine's summaries);
+        `evolving_engine`: how evolving subscriptions are matched, "ves", "lees" or "clees"
+        (paper 003 §IV; _evolving); `cache_ttl`: how long a CLEES version is used (003's TT).
+        `index_evolving` is deprecated: True is evolving_engine="ves", False "lees"."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose parametric or resub")
         if summary not in SUMMARIES:
             raise ValueError(f"unknown summary {summary!r}; choose {' or '.join(SUMMARIES)}")
         make_matcher(matcher, EventType("probe", x=int))  # fail early on an unknown matcher
+        self.evolving_engine = choose_engine(evolving_engine, cache_ttl, index_evolving)
+        self.cache_ttl = float(cache_ttl)
         self.name = name
         self.mode = mode
         self.matcher_name = matcher
@@ -84,7 +94,7 @@ class Broker(Upstream, Evolving):
         self.flushes: dict[tuple, tuple[Link | None, set]] = {}
         self.clock = clock
         self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
-        self.evolving = EvolvingHulls(evolve_horizon, overlay_clock, index_evolving)
+        self.evolving = EvolvingHulls(evolve_horizon, overlay_clock)
         self._stats: Counter = Counter()
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
         # attribute's ~30 ns; four of them per PUB were a fifth of a broker's routing time);
@@ -105,6 +115,12 @@ class Broker(Upstream, Evolving):
                        ("pub_received", self.n_pub_received), ("pub_forwarded", self.n_pub_forwarded)):
             if n:
                 s[key] = n
+        if self.evolving_engine == "clees":  # the cache counts in plain ints too (its per-candidate loop)
+            caches = [ts.cache for ts in self.types.values() if ts.cache is not None]
+            for key in ("builds", "hits", "late"):
+                n = sum(getattr(c, key) for c in caches)
+                if n:
+                    s["clees_" + key] = n
         return s
 
     # -- links ---------------------------------------------------------------------------------------
@@ -231,6 +247,8 @@ class Broker(Upstream, Evolving):
         if ts is None:
             ts = self.types[msg.etype] = _TypeState(
                 etype, make_matcher(self.matcher_name, etype), SUMMARIES[self.summary_name](etype))
+            if self.evolving_engine == "clees":
+                ts.cache = VersionCache(etype.index, self.cache_ttl)
         elif ts.etype != etype:
             raise MessageError(f"{msg.etype!r} advertised with schema ({etype.describe()}), "
                                f"known as ({ts.etype.describe()})")
@@ -240,6 +258,8 @@ class Broker(Upstream, Evolving):
             ts.upstream.add(link)
         self._forward_adv(ts, out)
         if new and link in self.broker_links:
+            if msg.etype in self.evolving.behind:
+                self._resummarize(ts)  # its summaries were left behind the window: none was read
             self._propagate(ts, out)  # subscriptions follow the reverse path of advertisements
 
     def _forward_adv(self, ts: _TypeState, out: Sends) -> None:
@@ -278,6 +298,8 @@ class Broker(Upstream, Evolving):
         ts.subs[key] = state
         if any(state.evolving):
             self.evolving.track(msg.etype, key, state)
+            if ts.cache is not None:
+                ts.cache.add(state)
         for ci in state.switched_on:
             flt = self._version(ts, state, ci)
             ts.matcher.add((link, msg.sid, ci), self._indexed(state, ci, flt))
@@ -294,6 +316,8 @@ class Broker(Upstream, Evolving):
 
     def _remove_sub(self, ts: _TypeState, state: SubState) -> None:
         self.evolving.forget(ts.etype.name, (state.link, state.sid))
+        if ts.cache is not None:
+            ts.cache.drop(state)
         for ci in state.switched_on:
             key = (state.link, state.sid, ci)
             ts.matcher.remove(key)
@@ -308,11 +332,13 @@ class Broker(Upstream, Evolving):
         changed = False
         switched: set[int] | None = None  # conjunctions switched on or off
         on = state.switched_on
+        applied = False
         for var, (value, seq) in msg.changes.items():
             role = state.apply(var, value, seq)
             if role is None:
                 self._stats["stale_upd"] += 1
                 continue
+            applied = True
             what, ci, attr = role
             if what == "constraint":
                 if ci in on:
@@ -352,6 +378,8 @@ class Broker(Upstream, Evolving):
                 if ci in on:
                     ts.summary.set_entry(link, (link, sid, ci), self._version(ts, state, ci))
             changed = True
+        if applied and ts.cache is not None:
+            ts.cache.invalidate(state)  # its CLEES versions were built from the old values
         if changed:
             self._propagate(ts, out)
 
@@ -374,7 +402,7 @@ class Broker(Upstream, Evolving):
                                    f"has {ts.etype.describe()}")
             i += 1
         evolving = self.evolving
-        if evolving.types and msg.etype in evolving.types:
+        if evolving.members and msg.etype in evolving.members:
             if evolving.stale():
                 self._refresh_versions(out)
             keys = self._evolving_keys(ts, values, msg.time)
@@ -449,8 +477,10 @@ class Broker(Upstream, Evolving):
         return {
             "name": self.name, "mode": self.mode, "matcher": self.matcher_name,
             "links": dict(self.links),
+            "evolving_engine": self.evolving_engine,
             "types": {n: {"subscriptions": len(ts.subs), "entries": len(ts.matcher),
-                          "evolving": self.evolving.types.get(n, 0),
+                          "evolving": len(self.evolving.members.get(n, ())),
+                          **({} if ts.cache is None else {"cached_versions": ts.cache.versions()}),
                           "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
             "stats": dict(self.stats),
         }

@@ -1,19 +1,37 @@
-"""Evolving subscriptions at the broker that holds them (paper 003 §IV-A, VES, with its
-overestimating version for forwarding).
+"""Evolving subscriptions at the broker that holds them (paper 003 §IV, §V): the engines, and the
+overestimating version each one sends upstream.
 
-Every `horizon` seconds (the paper's minimum evolution interval) the broker recomputes, for each
-evolving subscription it holds, the values each evolving bound takes over the window of
-publication times [R - horizon, R + 2 * horizon], R being the time of that recomputation (one R
-for all, so one window for the whole broker). That *version* goes
-* into its matcher, so an event finds its candidates through the index instead of every evolving
-  subscription of its type being evaluated (LEES's cost); each candidate is then checked exactly,
-  with the event's publication time (`SubState.residual_holds`);
-* into its summaries, so brokers upstream narrow as the subscription moves instead of admitting
-  every event of the type.
-An event published outside the window (a broker far behind) is matched by evaluating every
-evolving subscription of its type exactly, as LEES would. The recomputation runs on the broker's
-timer (`tick`), and also when an event of an evolving type arrives after the window was due to
-move (a broker nothing ticks, the embedded one, stays fresh through its own traffic).
+`Broker(evolving_engine=...)` chooses how the broker matches events against the evolving
+conjunctions it holds; every engine checks each candidate exactly, at the event's publication time
+(`SubState.residual_holds`), so all three deliver the same events:
+* "ves" (§IV-A, §V-A; the default): every `horizon` seconds (the paper's minimum evolution
+  interval) the broker recomputes, for each evolving subscription it holds, the values each
+  evolving bound takes over the window of publication times [R - horizon, R + 2 * horizon], R being
+  the time of that recomputation (one R for all, so one window for the whole broker). That
+  *version* goes into its matcher, so an event finds its candidates through the index instead of
+  every evolving subscription of its type being evaluated. An event published outside the window
+  (a broker far behind) is matched by evaluating every evolving subscription of its type exactly,
+  as LEES would. The cost grows with the subscriptions and the evolution rate (1 / horizon).
+* "lees" (§IV-B, §V-B): the evolving bounds stay out of the matcher, which holds the conjunction's
+  other constraints; every candidate it returns is evaluated exactly. Nothing is recomputed as
+  time passes; the cost grows with the publications and their candidates.
+* "clees" (§IV-C, §V-C): as LEES, with a cached version of each candidate built lazily by the
+  publications and kept for `cache_ttl` seconds (_clees, which says where it differs from the
+  paper and why).
+
+What every engine sends upstream is VES's version over the window (the paper's overestimating
+version for forwarding, §IV-A). 003's LEES and CLEES are per-broker designs (each PADRES broker
+holds the evolving subscription itself), but EventPy's brokers upstream hold summaries of plain
+intervals and cannot evaluate elapsed(): they need an interval that covers the subscription, and
+the version over the window is the narrowest one recomputed once a horizon (sending the
+conjunction without its evolving bounds would draw every event of a moving window's type across the
+overlay, and keep an expired subscription's events coming). So the engine chooses how the broker
+matches, not what crosses the overlay: the same summary traffic under all three, as 003 §VI-B
+measures. The recomputation runs on the broker's timer (`tick`), and also when an event of an
+evolving type arrives after the window was due to move (a broker nothing ticks, the embedded one,
+stays fresh through its own traffic). A type no broker upstream reads summaries of (the single
+game server of 003 §VI-C) keeps its summaries behind the window until one does: LEES and CLEES then
+maintain nothing as time passes, as the paper's do.
 
 The previous version covers up to R + horizon, so an upstream broker holding either one admits
 every event published within a horizon of its installation, as long as events and summaries take
@@ -23,7 +41,7 @@ less than `horizon` to cross the overlay.
 from __future__ import annotations
 
 import math
-from collections import Counter
+import warnings
 from typing import Any, Callable
 
 from ...guards._hull import hull, never_holds
@@ -32,18 +50,38 @@ from .._params import INT_MAX, INT_MIN
 from ..model import filter_matches
 
 DEFAULT_HORIZON = 1.0
+DEFAULT_TTL = 1.0  # CLEES's time threshold TT; 003 §VI-C sets TT and VES's MEI both to 1 s
+EVOLVING_ENGINES = ("ves", "lees", "clees")
+
+
+def choose_engine(engine: str, cache_ttl: float, index_evolving: bool | None) -> str:
+    """The engine Broker(evolving_engine=..., cache_ttl=...) asked for; `index_evolving` is the
+    boolean this option replaced (True: "ves", False: "lees"), deprecated."""
+    if index_evolving is not None:
+        warnings.warn("Broker(index_evolving=...) is deprecated; use evolving_engine=\"ves\" (True) or "
+                      "\"lees\" (False)", DeprecationWarning, stacklevel=3)
+        if engine != "ves":
+            raise ValueError(f"index_evolving={index_evolving!r} and evolving_engine={engine!r}: "
+                             "give evolving_engine only")
+        engine = "ves" if index_evolving else "lees"
+    if engine not in EVOLVING_ENGINES:
+        raise ValueError(f"unknown evolving_engine {engine!r}; choose ves, lees or clees")
+    if isinstance(cache_ttl, bool) or not isinstance(cache_ttl, (int, float)) or not 0 < cache_ttl < math.inf:
+        raise ValueError(f"cache_ttl (the seconds a CLEES version is used) must be above 0 s, not {cache_ttl!r}")
+    return engine
 
 
 class EvolvingHulls:
-    def __init__(self, horizon: float, overlay_clock: Callable[[], float], indexed: bool = True) -> None:
+    def __init__(self, horizon: float, overlay_clock: Callable[[], float]) -> None:
         if not horizon > 0:
             raise ValueError(f"the evolution horizon must be above 0 s, not {horizon!r}")
         self.horizon = horizon
         self.overlay_clock = overlay_clock  # the clock of publication times (Pub.time)
-        self.indexed = indexed  # versions go into the matcher too (else only into the summaries)
         self.anchor: float | None = None  # R: when the versions were last recomputed
-        self.members: dict[tuple[str, Any], Any] = {}  # (event type, (link, sid)) -> SubState
-        self.types: Counter = Counter()  # event type -> how many evolving subscriptions it has
+        # event type -> (link, sid) -> SubState, for the types with evolving subscriptions
+        self.members: dict[str, dict[Any, Any]] = {}
+        # the types whose summaries were left behind the window (no broker upstream read them)
+        self.behind: set[str] = set()
 
     def window(self) -> tuple[float, float]:
         r = self.anchor if self.anchor is not None else self.overlay_clock()
@@ -57,17 +95,15 @@ class EvolvingHulls:
     def track(self, etype: str, key: Any, state: Any) -> None:
         if self.anchor is None:
             self.anchor = self.overlay_clock()
-        if (etype, key) not in self.members:
-            self.types[etype] += 1
-        self.members[etype, key] = state
+        self.members.setdefault(etype, {})[key] = state
 
     def forget(self, etype: str, key: Any) -> None:
-        if self.members.pop((etype, key), None) is not None:
-            self.types[etype] -= 1
-            if not self.types[etype]:
-                del self.types[etype]
-            if not self.members:
-                self.anchor = None
+        members = self.members.get(etype)
+        if members is not None and members.pop(key, None) is not None:
+            if not members:
+                del self.members[etype]
+                if not self.members:
+                    self.anchor = None
 
     def next_due(self) -> float | None:
         """When the versions are next recomputed, on the overlay clock."""
@@ -76,10 +112,9 @@ class EvolvingHulls:
     def stale(self) -> bool:
         return self.anchor is not None and self.overlay_clock() >= self.anchor + self.horizon
 
-    def advance(self) -> list[tuple[str, Any, Any]]:
-        """Move the window to now; the subscriptions whose versions must be recomputed."""
+    def advance(self) -> None:
+        """Move the window to now (the versions are then recomputed by the broker)."""
         self.anchor = self.overlay_clock()
-        return [(etype, key, state) for (etype, key), state in self.members.items()]
 
 
 def version_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[float, float]) -> dict:
@@ -114,8 +149,8 @@ def outward_floats(iv: Any) -> Any:
 
 
 class Evolving:
-    """The versions of the evolving subscriptions a broker holds, for Broker (a mixin reading its
-    state: `types`, `evolving`, `_propagate`)."""
+    """The evolving engines of a broker, for Broker (a mixin reading its state: `types`,
+    `evolving`, `evolving_engine`, `_stats`, `_propagate`)."""
 
     def _version(self, ts: Any, state: Any, ci: int) -> dict:
         """What the summaries get of a conjunction: its filter, or its version."""
@@ -124,39 +159,71 @@ class Evolving:
         return version_filter(state, ci, ts.etype.schema, self.evolving.window())
 
     def _indexed(self, state: Any, ci: int, version: dict) -> dict:
-        """What the matcher gets: the version, unless the broker was told not to index evolving
-        subscriptions (`Broker(index_evolving=False)`: every one is then a candidate, as the
-        paper's LEES engine has them; the baseline of tools/bench/evolving.py)."""
-        return version if self.evolving.indexed or not state.evolving[ci] else state.filter(ci)
+        """What the matcher gets: VES's version; under LEES and CLEES the conjunction without its
+        evolving bounds (003 §V-B, §V-C: the non-evolving predicates stay in the matcher)."""
+        return version if self.evolving_engine == "ves" or not state.evolving[ci] else state.filter(ci)
 
     def _revise(self, ts: Any, state: Any, ci: int, attrs: Any = ()) -> None:
-        """Recompute a conjunction's version after its window moved or a value it reads changed:
-        in the index (its evolving attributes, and `attrs`, the constraints that changed) and in
-        the summaries."""
+        """Recompute a conjunction's version after the window moved or a value it reads changed,
+        `attrs` being the constraints that changed: in the index (VES: its evolving attributes and
+        `attrs`; LEES and CLEES: `attrs` only) and, if a broker upstream reads them, in the
+        summaries."""
         key = (state.link, state.sid, ci)
-        flt = self._version(ts, state, ci)
-        indexed = self._indexed(state, ci, flt)
-        touched = {a if a is not None else next(iter(ts.etype.schema)) for a, _, _ in state.evolving[ci]}
-        for attr in touched.union(attrs):  # a time switch turns the version off on the first attribute
-            ts.matcher.update(key, attr, indexed.get(attr))
-        ts.summary.set_entry(state.link, key, flt)
+        flt = None
+        if self.evolving_engine == "ves":
+            flt = self._version(ts, state, ci)
+            touched = {a if a is not None else next(iter(ts.etype.schema)) for a, _, _ in state.evolving[ci]}
+            for attr in touched.union(attrs):  # a time switch turns the version off on the first attribute
+                ts.matcher.update(key, attr, flt.get(attr))
+        elif attrs:
+            static = state.filter(ci)
+            for attr in attrs:
+                ts.matcher.update(key, attr, static.get(attr))
+        if ts.upstream:
+            ts.summary.set_entry(state.link, key, flt if flt is not None else self._version(ts, state, ci))
+        else:
+            self.evolving.behind.add(ts.etype.name)  # brought up to date when a broker reads it
+            if flt is None:
+                return  # nothing was recomputed
+        self._stats["versions_recomputed"] += 1
 
     def _refresh_versions(self, out: list) -> None:
-        """The window moves to now: every evolving subscription's version is recomputed."""
-        touched = {}
-        for etype, key, state in self.evolving.advance():
+        """The window moves to now: every version someone reads is recomputed (VES's matcher;
+        the summaries of the types a broker upstream reads)."""
+        evolving = self.evolving
+        evolving.advance()
+        ves = self.evolving_engine == "ves"
+        for etype, members in evolving.members.items():
             ts = self.types[etype]
+            if not ts.upstream:
+                evolving.behind.add(etype)
+                if not ves:
+                    continue  # nothing to recompute: LEES and CLEES evaluate on demand
+            for state in members.values():
+                for ci in state.switched_on:
+                    if state.evolving[ci]:
+                        self._revise(ts, state, ci)
+            if ts.upstream:
+                self._propagate(ts, out)
+
+    def _resummarize(self, ts: Any) -> None:
+        """A broker upstream is about to read the summaries of a type they were left behind for."""
+        self.evolving.behind.discard(ts.etype.name)
+        for state in self.evolving.members.get(ts.etype.name, {}).values():
             for ci in state.switched_on:
                 if state.evolving[ci]:
-                    self._revise(ts, state, ci)
-            touched[etype] = ts
-        for ts in touched.values():
-            self._propagate(ts, out)
+                    ts.summary.set_entry(state.link, (state.link, state.sid, ci), self._version(ts, state, ci))
+                    self._stats["versions_recomputed"] += 1
 
     def _evolving_keys(self, ts: Any, values: tuple, time: float) -> list:
-        """The index's candidates for an event of a type with evolving subscriptions; for one
-        published outside the versions' window, also every evolving conjunction whose own
-        constraints hold (each is then checked exactly, as any candidate)."""
+        """The candidates for an event of a type with evolving subscriptions (each is then checked
+        exactly): the matcher's (LEES); those of them their cached versions admit (CLEES); the
+        matcher's (VES), and for an event published outside the versions' window also every
+        evolving conjunction whose own constraints hold."""
+        engine = self.evolving_engine
+        if engine != "ves":
+            keys = ts.matcher.match(values)
+            return ts.cache.filter(keys, values, time) if engine == "clees" and keys else keys
         keys = ts.matcher.match(values)
         if self.evolving.covers(time):
             return keys
@@ -164,9 +231,7 @@ class Evolving:
         keys = list(keys)  # extended below: not a list a matcher might keep
         seen = set(keys)
         index = ts.etype.index
-        for (etype, (link, sid)), state in self.evolving.members.items():
-            if etype != ts.etype.name:
-                continue
+        for (link, sid), state in self.evolving.members.get(ts.etype.name, {}).items():
             for ci in state.switched_on:
                 key = (link, sid, ci)
                 if state.evolving[ci] and key not in seen and filter_matches(state.filter(ci), index, values):

@@ -244,7 +244,8 @@ class Simulation:
     def __init__(self, topology: Topology, *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", link_delay: float = 1e-3,
                  service: Callable[[Any, list, float], float] | None = None,
-                 count_bytes: bool = False, evolve_horizon: float = 1.0) -> None:
+                 count_bytes: bool = False, evolve_horizon: float = 1.0, evolving_engine: str = "ves",
+                 cache_ttl: float = 1.0) -> None:
         self.topology = topology
         self.mode = mode
         self.link_delay = link_delay
@@ -255,7 +256,8 @@ class Simulation:
         self._seq = itertools.count()
         self.brokers: dict[str, Broker] = {
             b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now,
-                      overlay_clock=lambda: self.now, evolve_horizon=evolve_horizon)
+                      overlay_clock=lambda: self.now, evolve_horizon=evolve_horizon,
+                      evolving_engine=evolving_engine, cache_ttl=cache_ttl)
             for b in topology.brokers}
         self.silenced: set[str] = set()  # brokers whose output is lost (a hung process)
         self._ticks: dict[tuple[str, str], float] = {}  # (broker, "acks"|"evolve") -> next timer check
