@@ -272,9 +272,11 @@ class Broker(Upstream, Evolving):
     def _on_sub(self, link: Link, msg: Sub, out: Sends) -> None:
         ts = self._type(msg.etype)
         key = (link, msg.sid)
+        # validated before the subscription it replaces (a SUB of a sid in use) goes: a refused
+        # SUB changes nothing (before, the old subscription was lost with it)
+        state = SubState(link, msg.sid, ts.etype, msg.spec, msg.values)
         if key in ts.subs:
             self._remove_sub(ts, ts.subs.pop(key))
-        state = SubState(link, msg.sid, ts.etype, msg.spec, msg.values)
         ts.subs[key] = state
         if any(state.evolving):
             self.evolving.track(msg.etype, key, state)
