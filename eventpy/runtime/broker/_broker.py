@@ -29,7 +29,7 @@ from ._acks import AckTracker
 from ._upstream import Upstream
 from ._evolving import DEFAULT_HORIZON, Evolving, EvolvingHulls
 from ..model import EventType
-from ._state import MessageError, SubState
+from ._state import STALE, MessageError, SubState
 from ._summary import SUMMARIES
 
 log = logging.getLogger("eventpy.broker")
@@ -307,15 +307,20 @@ class Broker(Upstream, Evolving):
         state = ts.subs.get((link, sid))  # lookup[τ][x] of Fig. 6 line 35: O(1)
         if state is None:
             raise MessageError(f"UPD of unknown subscription {sid} of {msg.etype!r}")
+        # every change is checked before any is stored: a refused UPD changes nothing (before,
+        # the changes ahead of a bad one stayed, in the subscription but not in the index)
+        checked = []
+        for var, (value, seq) in msg.changes.items():
+            value = state.check(var, value, seq)
+            if value is STALE:
+                self._stats["stale_upd"] += 1
+            else:
+                checked.append((var, value, seq))
         changed = False
         switched: set[int] | None = None  # conjunctions switched on or off
         on = state.switched_on
-        for var, (value, seq) in msg.changes.items():
-            role = state.apply(var, value, seq)
-            if role is None:
-                self._stats["stale_upd"] += 1
-                continue
-            what, ci, attr = role
+        for var, value, seq in checked:
+            what, ci, attr = state.store(var, value, seq)
             if what == "constraint":
                 if ci in on:
                     # one constraint moves in place: the index and the summary get that attribute
