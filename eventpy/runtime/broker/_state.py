@@ -53,12 +53,10 @@ class SubState:
                 t = etype.schema.get(attr)
                 if t is None:
                     raise MessageError(f"conjunction {ci} constrains unknown attribute {attr!r}")
-                _check_var(var, n)
-                self.roles[var] = ("constraint", ci, attr)
+                self._claim(var, ("constraint", ci, attr))
                 _check_constraint(attr, t, self.values[var])
             if switch != -1:
-                _check_var(switch, n)
-                self.roles[switch] = ("switch", ci, None)
+                self._claim(switch, ("switch", ci, None))
                 if type(self.values[switch]) is not bool:
                     raise MessageError(f"switch variable {switch} must be a bool")
             try:
@@ -74,6 +72,14 @@ class SubState:
             switches = [(None, sw[0], sw[1:]) for sw in (time_switch(t) for t in trees) if sw]
             self.evolving.append(bounds + switches)
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
+
+    def _claim(self, var: Any, role: tuple[str, int, str | None]) -> None:
+        """Give a variable its one role: an UPD of it changes one constraint or one switch (a
+        variable in two places would move one of them, and the index keep the other as it was)."""
+        _check_var(var, len(self.values))
+        if self.roles[var][0] != "param":
+            raise MessageError(f"variable {var} is both {_role(self.roles[var])} and {_role(role)}")
+        self.roles[var] = role
 
     def active(self, ci: int) -> bool:
         switch = self.conjs[ci][1]
@@ -123,6 +129,11 @@ class SubState:
             if not p(event_values, vs):
                 return False
         return True
+
+
+def _role(role: tuple[str, int, str | None]) -> str:
+    what, ci, attr = role
+    return f"the switch of conjunction {ci}" if what == "switch" else f"the constraint on {attr!r} in conjunction {ci}"
 
 
 def _check_var(var: Any, n: int) -> None:
