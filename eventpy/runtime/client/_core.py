@@ -330,14 +330,31 @@ class ClientCore:
             state = self._by_sid.get(sids[0] & _BASE_MASK)
             if state is None or state.closed:
                 return []
+            etype = state.etype  # _fits, its common case inline (exactly the schema's types)
+            if (msg.etype != etype.name or tuple(map(type, msg.values)) != etype.types) and not self._fits(state, msg):
+                return []
             return [state]
         out: list[SubscriptionState] = []
         for sid in sids:
             state = self._by_sid.get(sid & _BASE_MASK)
-            if state is None or state.closed or any(s is state for s in out):
+            if state is None or state.closed or any(s is state for s in out) or not self._fits(state, msg):
                 continue
             out.append(state)
         return out
+
+    def _fits(self, state: SubscriptionState, msg: Pub) -> bool:
+        """Is the event one of the subscription's type? Brokers check what publishers send, but
+        what reaches the program (and its local filter, which indexes the values by the schema)
+        must be, whatever a broker sends: before, a PUB of another type or of other values
+        addressed to a subscription raised in the local filter, on a delivery thread, and the
+        events queued with it were lost."""
+        etype = state.etype
+        if msg.etype == etype.name and etype.fits(msg.values):
+            return True
+        self._stats["refused"] += 1
+        log.warning("node %s: refused an event addressed to its subscription %d of %s: %s%.200r is not one",
+                    self.name, state.sid, etype.name, msg.etype, msg.values)
+        return False
 
     def deliver(self, state: SubscriptionState, event: Event) -> bool:
         """The local filter (Fig. 5 line 11), evaluated at the last moment before the callback:
