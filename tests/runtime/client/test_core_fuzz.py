@@ -37,7 +37,8 @@ GUARDS = [
      lambda e, p: e["firm"] == p["f"] and e["price"] < p["limit"]),
     (Q, "price * 2 > vol + k", {"k": PRICES}, lambda e, p: e["price"] * 2 > e["vol"] + p["k"]),
     (Q, "True", {}, lambda e, p: True),
-    (F, "on == b and n >= lo", {"b": [True, False], "lo": [0, 2]}, lambda e, p: e["on"] == p["b"] and e["n"] >= p["lo"]),
+    (F, "on == b and n >= lo", {"b": [True, False], "lo": [0, 2]},
+     lambda e, p: e["on"] == p["b"] and e["n"] >= p["lo"]),
     (Q, "firm in watch or vol == 2", {"watch": [frozenset(), frozenset({"HP"})]},
      lambda e, p: e["firm"] in p["watch"] or e["vol"] == 2),
 ]
@@ -140,16 +141,17 @@ class Client:
         assert all(type(m) in (Upd, Sub, Unsub) for m in self.core.take())
 
 
+PARAMS = ({"f": "IBM", "limit": 0.5}, {"k": 0.0}, {}, {"b": True, "lo": 0}, {"watch": frozenset()})
+
+
 @FUZZ
 @given(mode=st.sampled_from(["parametric", "resub"]), params=st.tuples(*map(params_of, range(len(GUARDS)))),
        steps=steps)
 # a PUB of another type (two values) addressed to a subscription of cz.Quote: the local filter
 # indexed the values by cz.Quote's schema and raised (IndexError), on a delivery thread
-@example(mode="parametric", params=({"f": "IBM", "limit": 0.5}, {"k": 0.0}, {}, {"b": True, "lo": 0}, {"watch": frozenset()}),
-         steps=[("bad", Pub(F.name, (0, 0), "b", 0, -1.0, (2,)))])
+@example(mode="parametric", params=PARAMS, steps=[("bad", Pub(F.name, (0, 0), "b", 0, -1.0, (2,)))])
 # the right arity, a str where cz.Quote has a float: the guard "True" let it through to the program
-@example(mode="parametric", params=({"f": "IBM", "limit": 0.5}, {"k": 0.0}, {}, {"b": True, "lo": 0}, {"watch": frozenset()}),
-         steps=[("bad", Pub(Q.name, ("IBM", "cheap", 1), "b", 0, 0.0, (3,)))])
+@example(mode="parametric", params=PARAMS, steps=[("bad", Pub(Q.name, ("IBM", "cheap", 1), "b", 0, 0.0, (3,)))])
 def test_bad_broker_messages_never_reach_the_program(mode, params, steps):
     client = Client(mode, params)
     for step in steps:
