@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from ...guards import SUBSCRIBED_AT, GuardPlan
 from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
-from ..model import Event, EventType, ValueSet, received_event, set_delta
+from ..model import Event, EventType, ValueSet, exact_types, received_event, set_delta
 from .._params import check_value_range
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
@@ -40,12 +40,13 @@ _BASE_MASK = _GENERATION - 1
 class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
-    __slots__ = ("sid", "etype", "plan", "env", "values", "seqs", "on_event", "closed",
+    __slots__ = ("sid", "etype", "exact", "plan", "env", "values", "seqs", "on_event", "closed",
                  "handle", "group", "sent", "wire", "monitor")
 
     def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
         self.sid = sid
         self.etype = etype
+        self.exact = exact_types(etype.types)  # are received values exactly its types (ClientCore.targets)
         self.plan = plan
         self.env = env
         self.values = plan.evaluate(env)
@@ -330,8 +331,8 @@ class ClientCore:
             state = self._by_sid.get(sids[0] & _BASE_MASK)
             if state is None or state.closed:
                 return []
-            etype = state.etype  # _fits, its common case inline (exactly the schema's types)
-            if (msg.etype != etype.name or tuple(map(type, msg.values)) != etype.types) and not self._fits(state, msg):
+            # _fits, its common case first: exactly the schema's types, as Python publishers send
+            if (msg.etype != state.etype.name or not state.exact(msg.values)) and not self._fits(state, msg):
                 return []
             return [state]
         out: list[SubscriptionState] = []

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from functools import lru_cache
+from typing import Any, Callable, Iterator, Mapping
 
 from .._params import INT_MAX, INT_MIN  # noqa: F401 (the ints an event carries; _plan reads them here)
 from .._params import plain as _plain
@@ -41,6 +42,29 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
 
 # the Python types a received value of each attribute type may have
 _ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
+
+
+@lru_cache(maxsize=None)
+def exact_types(types: tuple[type, ...]) -> Callable[[tuple], bool]:
+    """A test that received values are exactly of `types` (as a Python publisher sends them, after
+    values_from): EventType.fits' common case, which a client runs on every event it receives.
+    Unrolled for up to four attributes: ClientCore.targets took 0.25 us more an event with it,
+    0.4 us with a tuple of the values' types compared, 0.9 us with fits (an A/B of targets(), one
+    subscription of three attributes); one test per schema, shared."""
+    n = len(types)
+    if n == 1:
+        (a,) = types
+        return lambda v: len(v) == 1 and type(v[0]) is a
+    if n == 2:
+        a, b = types
+        return lambda v: len(v) == 2 and type(v[0]) is a and type(v[1]) is b
+    if n == 3:
+        a, b, c = types
+        return lambda v: len(v) == 3 and type(v[0]) is a and type(v[1]) is b and type(v[2]) is c
+    if n == 4:
+        a, b, c, d = types
+        return lambda v: len(v) == 4 and type(v[0]) is a and type(v[1]) is b and type(v[2]) is c and type(v[3]) is d
+    return lambda v: tuple(map(type, v)) == types
 
 
 class EventType:
