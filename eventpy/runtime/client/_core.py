@@ -85,6 +85,7 @@ class ClientCore:
         self.n_published = self.n_received = 0  # per event: plain ints, folded into `stats`
         self.acked: dict[tuple, str] = {}  # AckReq token -> brokers that failed ("" if none)
         self.refused: dict[str, str] = {}  # event type -> why the overlay refused its advertisement
+        self._refusing: set[int] = set()  # sids an event was refused for, already logged
 
     @property
     def stats(self) -> Counter:
@@ -353,8 +354,11 @@ class ClientCore:
         if msg.etype == etype.name and etype.fits(msg.values):
             return True
         self._stats["refused"] += 1
-        log.warning("node %s: refused an event addressed to its subscription %d of %s: %s%.200r is not one",
-                    self.name, state.sid, etype.name, msg.etype, msg.values)
+        if state.sid not in self._refusing:  # said once a subscription (a schema the overlay knows
+            self._refusing.add(state.sid)     # otherwise would say it for every event), counted always
+            log.warning("node %s: refused an event addressed to its subscription %d of %s: %s%.200r is not "
+                        "one (more are counted in stats()['refused'])", self.name, state.sid, etype.name,
+                        msg.etype, msg.values)
         return False
 
     def deliver(self, state: SubscriptionState, event: Event) -> bool:
