@@ -142,7 +142,7 @@ class EventType:
         if type(values) is not tuple or len(values) != len(self._accepts):
             return False
         i = 0
-        for v in values:  # on the path of every received event: a plain loop
+        for v in values:  # where exact_types (a client's first test) said no: rare, a plain loop
             if type(v) not in self._accepts[i]:
                 return False
             i += 1
