@@ -107,6 +107,9 @@ def _spec_in(spec: Any) -> tuple:
             if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and type(c[1]) is int):
                 raise WireError("malformed constraint reference")
             cons.append((c[0], c[1]))
+        for t in conj[2]:  # each a node: a bare scalar decoded but could not be encoded again
+            if not isinstance(t, list):
+                raise WireError("a predicate must be an expression tree (a list)")
         out.append((tuple(cons), conj[1], tuple(_tree(t) for t in conj[2])))
     return tuple(out)
 

@@ -138,3 +138,78 @@ def test_a_schema_the_overlay_knows_otherwise_is_refused_and_the_publisher_told(
            in caplog.text
     with pytest.raises(TypeError, match=r"refused event type 'bad.Schema'.*known as \(a: int\)"):
         second.publish(other, a="x")
+
+
+def test_a_bad_frame_in_the_read_of_the_hello_is_handled_as_one_read_later(caplog, broker_server):
+    """HELLO, good messages and a bad frame in one write: the broker takes the HELLO (and answers
+    it), handles the messages before the bad frame, then closes the link, exactly as when the bad
+    frame comes in a later read; before, the whole connection was refused."""
+    server = broker_server("b")
+    node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    got: list[int] = []
+    node.subscribe(Q, "True", on_event=lambda ev: got.append(ev.n))
+    eventpy.drain(5)
+    with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as raw:
+        raw.connect(("127.0.0.1", server.port))
+        raw.sendall(encode(Hello("raw", "client", 1)) + encode(Adv(Q.name, Q.to_wire()))
+                    + b"".join(encode(Pub(Q.name, (n,), "raw", n + 1, 0.0)) for n in range(3)) + GARBAGE)
+        answer, dec = [], FrameDecoder()
+        raw.settimeout(10)
+        while chunk := raw.recv(65536):  # the broker's HELLO, then it closes the link
+            answer += dec.feed(chunk)
+    assert [type(m) for m in answer] == [Hello]
+    eventpy.drain(5)
+    assert got == [0, 1, 2]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("closing 'raw'" in m and "malformed" in m for m in messages)
+    assert not any("refused" in m for m in messages)
+    assert wait_for(lambda: "raw" not in server.links and "raw" not in server.broker.links)
+    node.publish(Q, n=3)
+    eventpy.drain(5)
+    assert got == [0, 1, 2, 3]
+
+
+def test_a_client_takes_a_hello_that_came_with_a_bad_frame_then_reconnects(caplog):
+    """The client side of the same: a broker whose HELLO comes with a bad frame in one write is
+    attached to (not 'not an EventPy broker'); the connection then closes on the bad frame and
+    the client reconnects, here to a well-behaved answer, and subscribes again."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    done = threading.Event()
+    subs: list[Sub] = []
+
+    def fake_broker() -> None:
+        for attempt in range(2):
+            conn, _ = listener.accept()
+            with conn:
+                dec, seen = FrameDecoder(), []
+                while not any(type(m) is Hello for m in seen):
+                    seen += dec.feed(conn.recv(65536))
+                if attempt == 0:
+                    conn.sendall(encode(Hello("fake", "broker", 1)) + GARBAGE)
+                    while conn.recv(65536):  # until the client closes
+                        pass
+                    continue
+                conn.sendall(encode(Hello("fake", "broker", 1)))
+                while not subs:
+                    seen += dec.feed(conn.recv(65536))
+                    subs.extend(m for m in seen if type(m) is Sub)
+                done.wait(10)
+
+    thread = threading.Thread(target=fake_broker, daemon=True)
+    thread.start()
+    eventpy.shutdown()
+    try:
+        with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
+            node = eventpy.connect(f"tcp://127.0.0.1:{port}")
+            node.subscribe(Q, "True", on_event=lambda ev: None)
+            assert wait_for(lambda: bool(subs))
+        messages = [r.getMessage() for r in caplog.records]
+        assert any("closing the connection" in m and "malformed" in m for m in messages)
+        assert any("reconnected" in m for m in messages)
+    finally:
+        done.set()
+        eventpy.shutdown()
+        listener.close()

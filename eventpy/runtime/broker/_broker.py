@@ -33,7 +33,7 @@ from ._upstream import Upstream
 from ._clees import VersionCache
 from ._evolving import DEFAULT_HORIZON, DEFAULT_TTL, Evolving, EvolvingHulls, choose_engine
 from ..model import EventType
-from ._state import MessageError, SubState
+from ._state import STALE, MessageError, SubState
 from ._summary import SUMMARIES
 
 log = logging.getLogger("eventpy.broker")
@@ -292,9 +292,11 @@ class Broker(Upstream, Evolving):
     def _on_sub(self, link: Link, msg: Sub, out: Sends) -> None:
         ts = self._type(msg.etype)
         key = (link, msg.sid)
+        # validated before the subscription it replaces (a SUB of a sid in use) goes: a refused
+        # SUB changes nothing (before, the old subscription was lost with it)
+        state = SubState(link, msg.sid, ts.etype, msg.spec, msg.values)
         if key in ts.subs:
             self._remove_sub(ts, ts.subs.pop(key))
-        state = SubState(link, msg.sid, ts.etype, msg.spec, msg.values)
         ts.subs[key] = state
         if any(state.evolving):
             self.evolving.track(msg.etype, key, state)
@@ -329,17 +331,20 @@ class Broker(Upstream, Evolving):
         state = ts.subs.get((link, sid))  # lookup[τ][x] of Fig. 6 line 35: O(1)
         if state is None:
             raise MessageError(f"UPD of unknown subscription {sid} of {msg.etype!r}")
+        # every change is checked before any is stored: a refused UPD changes nothing (before,
+        # the changes ahead of a bad one stayed, in the subscription but not in the index)
+        checked = []
+        for var, (value, seq) in msg.changes.items():
+            value = state.check(var, value, seq)
+            if value is STALE:
+                self._stats["stale_upd"] += 1
+            else:
+                checked.append((var, value, seq))
         changed = False
         switched: set[int] | None = None  # conjunctions switched on or off
         on = state.switched_on
-        applied = False
-        for var, (value, seq) in msg.changes.items():
-            role = state.apply(var, value, seq)
-            if role is None:
-                self._stats["stale_upd"] += 1
-                continue
-            applied = True
-            what, ci, attr = role
+        for var, value, seq in checked:
+            what, ci, attr = state.store(var, value, seq)
             if what == "constraint":
                 if ci in on:
                     # one constraint moves in place: the index and the summary get that attribute
@@ -378,7 +383,7 @@ class Broker(Upstream, Evolving):
                 if ci in on:
                     ts.summary.set_entry(link, (link, sid, ci), self._version(ts, state, ci))
             changed = True
-        if applied and ts.cache is not None:
+        if checked and ts.cache is not None:
             ts.cache.invalidate(state)  # its CLEES versions were built from the old values
         if changed:
             self._propagate(ts, out)

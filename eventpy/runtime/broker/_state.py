@@ -13,6 +13,9 @@ MAX_CONJUNCTIONS = 1024
 MAX_VARIABLES = 4096
 
 
+STALE = object()  # SubState.check: an update older than one applied, dropped
+
+
 class MessageError(ValueError):
     """A message that does not fit the protocol or the broker's state; refused, never fatal."""
 
@@ -50,12 +53,10 @@ class SubState:
                 t = etype.schema.get(attr)
                 if t is None:
                     raise MessageError(f"conjunction {ci} constrains unknown attribute {attr!r}")
-                _check_var(var, n)
-                self.roles[var] = ("constraint", ci, attr)
+                self._claim(var, ("constraint", ci, attr))
                 _check_constraint(attr, t, self.values[var])
             if switch != -1:
-                _check_var(switch, n)
-                self.roles[switch] = ("switch", ci, None)
+                self._claim(switch, ("switch", ci, None))
                 if type(self.values[switch]) is not bool:
                     raise MessageError(f"switch variable {switch} must be a bool")
             try:
@@ -72,6 +73,14 @@ class SubState:
             self.evolving.append(bounds + switches)
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
 
+    def _claim(self, var: Any, role: tuple[str, int, str | None]) -> None:
+        """Give a variable its one role: an UPD of it changes one constraint or one switch (a
+        variable in two places would move one of them, and the index keep the other as it was)."""
+        _check_var(var, len(self.values))
+        if self.roles[var][0] != "param":
+            raise MessageError(f"variable {var} is both {_role(self.roles[var])} and {_role(role)}")
+        self.roles[var] = role
+
     def active(self, ci: int) -> bool:
         switch = self.conjs[ci][1]
         return switch < 0 or bool(self.values[switch])
@@ -80,29 +89,33 @@ class SubState:
         values = self.values
         return {a: values[v] for a, v in self.conjs[ci][0] if not values[v].is_wildcard()}
 
-    def apply(self, var: Any, value: Any, seq: Any) -> tuple[str, int, str | None] | None:
-        """Store an update; None if it is stale (an older sequence number than one applied)."""
+    def check(self, var: Any, value: Any, seq: Any) -> Any:
+        """The value an update would store (a SetDelta applied to the set it changes), or
+        `STALE` (an older sequence number than one applied); MessageError if it does not fit.
+        Changes nothing: an UPD is checked whole before any of it is stored."""
         values = self.values
         if type(var) is not int or not 0 <= var < len(values):
             _check_var(var, len(values))  # raises
         if type(seq) is not int:
             raise MessageError("sequence numbers must be ints")
-        seqs = self.seqs
-        if seq <= seqs[var]:
-            return None
-        role = self.roles[var]
+        if seq <= self.seqs[var]:
+            return STALE
+        what = self.roles[var][0]
         old = values[var]
         if isinstance(value, SetDelta) and isinstance(old, ValueSet):
             value = value.apply(old)
-        what = role[0]
         if what == "constraint":
             if type(value) is not type(old) or not isinstance(value, (Interval, ValueSet)):
                 raise MessageError(f"variable {var} must stay a {type(old).__name__}")
         elif what == "switch" and type(value) is not bool:
             raise MessageError(f"switch variable {var} must be a bool")
-        seqs[var] = seq
-        values[var] = value
-        return role
+        return value
+
+    def store(self, var: int, value: Any, seq: int) -> tuple[str, int, str | None]:
+        """Store a value `check` returned; the variable's role."""
+        self.seqs[var] = seq
+        self.values[var] = value
+        return self.roles[var]
 
     def residual_holds(self, ci: int, event_values: tuple, time: float) -> bool:
         """The conjunction's predicates the matcher does not decide: attribute expressions, and
@@ -116,6 +129,11 @@ class SubState:
             if not p(event_values, vs):
                 return False
         return True
+
+
+def _role(role: tuple[str, int, str | None]) -> str:
+    what, ci, attr = role
+    return f"the switch of conjunction {ci}" if what == "switch" else f"the constraint on {attr!r} in conjunction {ci}"
 
 
 def _check_var(var: Any, n: int) -> None:

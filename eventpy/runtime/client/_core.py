@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from ...guards import SUBSCRIBED_AT, GuardPlan
 from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
-from ..model import Event, EventType, ValueSet, received_event, set_delta
+from ..model import Event, EventType, ValueSet, exact_types, received_event, set_delta
 from .._params import check_value_range
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
@@ -40,12 +40,13 @@ _BASE_MASK = _GENERATION - 1
 class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
-    __slots__ = ("sid", "etype", "plan", "env", "values", "seqs", "on_event", "closed",
+    __slots__ = ("sid", "etype", "exact", "plan", "env", "values", "seqs", "on_event", "closed",
                  "handle", "group", "sent", "wire", "monitor")
 
     def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
         self.sid = sid
         self.etype = etype
+        self.exact = exact_types(etype.types)  # are received values exactly its types (ClientCore.targets)
         self.plan = plan
         self.env = env
         self.values = plan.evaluate(env)
@@ -84,6 +85,7 @@ class ClientCore:
         self.n_published = self.n_received = 0  # per event: plain ints, folded into `stats`
         self.acked: dict[tuple, str] = {}  # AckReq token -> brokers that failed ("" if none)
         self.refused: dict[str, str] = {}  # event type -> why the overlay refused its advertisement
+        self._refusing: set[int] = set()  # sids an event was refused for, already logged
 
     @property
     def stats(self) -> Counter:
@@ -330,14 +332,34 @@ class ClientCore:
             state = self._by_sid.get(sids[0] & _BASE_MASK)
             if state is None or state.closed:
                 return []
+            # _fits, its common case first: exactly the schema's types, as Python publishers send
+            if (msg.etype != state.etype.name or not state.exact(msg.values)) and not self._fits(state, msg):
+                return []
             return [state]
         out: list[SubscriptionState] = []
         for sid in sids:
             state = self._by_sid.get(sid & _BASE_MASK)
-            if state is None or state.closed or any(s is state for s in out):
+            if state is None or state.closed or any(s is state for s in out) or not self._fits(state, msg):
                 continue
             out.append(state)
         return out
+
+    def _fits(self, state: SubscriptionState, msg: Pub) -> bool:
+        """Is the event one of the subscription's type? Brokers check what publishers send, but
+        what reaches the program (and its local filter, which indexes the values by the schema)
+        must be, whatever a broker sends: before, a PUB of another type or of other values
+        addressed to a subscription raised in the local filter, on a delivery thread, and the
+        events queued with it were lost."""
+        etype = state.etype
+        if msg.etype == etype.name and etype.fits(msg.values):
+            return True
+        self._stats["refused"] += 1
+        if state.sid not in self._refusing:  # said once a subscription (a schema the overlay knows
+            self._refusing.add(state.sid)     # otherwise would say it for every event), counted always
+            log.warning("node %s: refused an event addressed to its subscription %d of %s: %s%.200r is not "
+                        "one (more are counted in stats()['refused'])", self.name, state.sid, etype.name,
+                        msg.etype, msg.values)
+        return False
 
     def deliver(self, state: SubscriptionState, event: Event) -> bool:
         """The local filter (Fig. 5 line 11), evaluated at the last moment before the callback:

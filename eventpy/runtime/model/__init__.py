@@ -16,10 +16,10 @@ from ._constraints import (
     set_constraint,
     set_delta,
 )
-from ._schema import ATTRIBUTE_TYPES, Event, EventType, check_value, received_event
+from ._schema import ATTRIBUTE_TYPES, Event, EventType, check_value, exact_types, received_event
 
 __all__ = [
     "ANY_VALUE", "ATTRIBUTE_TYPES", "EVERYTHING", "INF", "Constraint", "Event", "EventType",
-    "Filter", "Interval", "SetDelta", "ValueSet", "check_value", "filter_covers", "filter_lub",
+    "Filter", "Interval", "SetDelta", "ValueSet", "check_value", "exact_types", "filter_covers", "filter_lub",
     "filter_matches", "filter_str", "received_event", "set_constraint", "set_delta",
 ]

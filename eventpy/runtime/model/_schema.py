@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from functools import lru_cache
+from typing import Any, Callable, Iterator, Mapping
 
 from .._params import INT_MAX, INT_MIN  # noqa: F401 (the ints an event carries; _plan reads them here)
 from .._params import plain as _plain
@@ -39,10 +40,37 @@ def check_value(attr: str, t: type, value: Any, what: str = "attribute") -> Any:
     )
 
 
+# the Python types a received value of each attribute type may have
+_ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
+
+
+@lru_cache(maxsize=None)
+def exact_types(types: tuple[type, ...]) -> Callable[[tuple], bool]:
+    """A test that received values are exactly of `types` (as a Python publisher sends them, after
+    values_from): EventType.fits' common case, which a client runs on every event it receives.
+    Unrolled for up to four attributes: ClientCore.targets took 0.25 us more an event with it,
+    0.4 us with a tuple of the values' types compared, 0.9 us with fits (an A/B of targets(), one
+    subscription of three attributes); one test per schema, shared."""
+    n = len(types)
+    if n == 1:
+        (a,) = types
+        return lambda v: len(v) == 1 and type(v[0]) is a
+    if n == 2:
+        a, b = types
+        return lambda v: len(v) == 2 and type(v[0]) is a and type(v[1]) is b
+    if n == 3:
+        a, b, c = types
+        return lambda v: len(v) == 3 and type(v[0]) is a and type(v[1]) is b and type(v[2]) is c
+    if n == 4:
+        a, b, c, d = types
+        return lambda v: len(v) == 4 and type(v[0]) is a and type(v[1]) is b and type(v[2]) is c and type(v[3]) is d
+    return lambda v: tuple(map(type, v)) == types
+
+
 class EventType:
     """A named schema: `EventType("stocks.Quote", firm=str, price=float)`."""
 
-    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks", "_ints", "text_positions")
+    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks", "_ints", "_accepts", "text_positions")
 
     def __init__(self, name: str, /, **schema: type) -> None:
         if not isinstance(name, str) or not name:
@@ -67,6 +95,7 @@ class EventType:
         self._checks = tuple(zip(self.attrs, self.types))  # values_from's loop (a zip per call cost 0.13 us)
         self.text_positions = tuple(i for i, t in enumerate(self.types) if t is str)  # what can be large
         self._ints = tuple(i for i, t in enumerate(self.types) if t is int)
+        self._accepts = tuple(_ACCEPTS[t] for t in self.types)
 
     @classmethod
     def from_wire(cls, name: str, fields: list[tuple[str, str]] | tuple) -> "EventType":
@@ -104,6 +133,20 @@ class EventType:
         if missing:
             parts.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
         raise TypeError(f"{self.name}: " + "; ".join(parts) + f" (schema: {self.describe()})")
+
+    def fits(self, values: Any) -> bool:
+        """Whether values received from elsewhere are an event of this type: a tuple of its
+        arity, each value of its attribute's type (a float attribute takes an int, as brokers
+        accept; a bool is not an int here). What a program is given must be; a peer may send
+        anything."""
+        if type(values) is not tuple or len(values) != len(self._accepts):
+            return False
+        i = 0
+        for v in values:  # where exact_types (a client's first test) said no: rare, a plain loop
+            if type(v) not in self._accepts[i]:
+                return False
+            i += 1
+        return True
 
     def describe(self) -> str:
         return ", ".join(f"{a}: {t.__name__}" for a, t in self.schema.items())

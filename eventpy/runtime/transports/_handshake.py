@@ -37,18 +37,42 @@ def _proof(secret: bytes, nonce: str, name: str) -> str:
     return hmac.new(secret, f"eventpy|{nonce}|{name}".encode(), hashlib.sha256).hexdigest()
 
 
-async def _next(reader: asyncio.StreamReader, decoder: FrameDecoder, early: list,
+class Early(list):
+    """The messages that arrived behind the peer's HELLO, in the reads of the handshake. `error`:
+    the bad frame that ended those reads (None if none). The link handles the messages, then
+    raises it, as it does with a bad frame once established: a HELLO coalesced with a bad frame
+    in one read is honoured, not refused (the frames' split into reads is the network's, not the
+    peer's)."""
+
+    error: WireError | None = None
+
+
+async def _read_more(reader: asyncio.StreamReader, decoder: FrameDecoder, early: Early, timeout: float,
+                     closed: str) -> None:
+    """One read into `early`; a bad frame keeps the messages before it and becomes `early.error`
+    (the decoder's stream ends there: nothing more is read)."""
+    if early.error is not None:
+        raise early.error
+    data = await asyncio.wait_for(reader.read(_READ), timeout)
+    if not data:
+        raise ConnectionError(closed)
+    try:
+        early.extend(decoder.feed(data))
+    except WireError as e:
+        early.extend(e.before)
+        e.before = ()  # they are in `early` now: handled once, in order
+        early.error = e
+
+
+async def _next(reader: asyncio.StreamReader, decoder: FrameDecoder, early: Early,
                 timeout: float = 10.0) -> Any:
     while not early:
-        data = await asyncio.wait_for(reader.read(_READ), timeout)
-        if not data:
-            raise ConnectionError("closed during authentication")
-        early.extend(decoder.feed(data))
+        await _read_more(reader, decoder, early, timeout, "closed during authentication")
     return early.pop(0)
 
 
 async def authenticate(secret: bytes | None, me: str, peer: str, reader: asyncio.StreamReader,
-                       writer: asyncio.StreamWriter, decoder: FrameDecoder, early: list) -> None:
+                       writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early) -> None:
     """Mutual challenge-response after HELLO (both sides run it, symmetric): send a nonce, answer
     the peer's nonce with a proof, check the peer's proof. Raises WireError on any mismatch."""
     if secret is None:
@@ -65,20 +89,17 @@ async def authenticate(secret: bytes | None, me: str, peer: str, reader: asyncio
 
 
 async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
-                 timeout: float = 10.0) -> tuple[Hello, list]:
-    """The peer's HELLO, and whatever messages arrived right behind it."""
-    while True:
-        data = await asyncio.wait_for(reader.read(_READ), timeout)
-        if not data:
-            raise ConnectionError("closed before HELLO")
-        msgs = decoder.feed(data)
-        if msgs:
-            first = msgs[0]
-            if isinstance(first, Bye):
-                raise Refusal(first.reason)
-            if not isinstance(first, Hello):
-                raise WireError(f"a connection must open with a HELLO of protocol version {PROTOCOL}")
-            if first.version != PROTOCOL:
-                raise ProtocolMismatch(f"the peer speaks EventPy protocol version {first.version!r}; "
-                                       f"this one speaks {PROTOCOL}")
-            return first, msgs[1:]
+                 timeout: float = 10.0) -> tuple[Hello, Early]:
+    """The peer's HELLO, and whatever arrived right behind it (up to a bad frame: `Early.error`)."""
+    early = Early()
+    while not early:
+        await _read_more(reader, decoder, early, timeout, "closed before HELLO")
+    first = early.pop(0)
+    if isinstance(first, Bye):
+        raise Refusal(first.reason)
+    if not isinstance(first, Hello):
+        raise WireError(f"a connection must open with a HELLO of protocol version {PROTOCOL}")
+    if first.version != PROTOCOL:
+        raise ProtocolMismatch(f"the peer speaks EventPy protocol version {first.version!r}; "
+                               f"this one speaks {PROTOCOL}")
+    return first, early

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from ..broker import Broker
 from ..messages import Bye, Hello, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
-from ._handshake import PROTOCOL, _READ, _hello, authenticate, secret_from_env
+from ._handshake import PROTOCOL, _READ, Early, _hello, authenticate, secret_from_env
 
 log = logging.getLogger("eventpy.tcp")
 
@@ -235,7 +235,7 @@ class BrokerServer:
             delay = min(delay * 2, 2.0)
 
     async def _serve(self, link: str, role: str, reader: asyncio.StreamReader,
-                     writer: asyncio.StreamWriter, decoder: FrameDecoder, early: list) -> None:
+                     writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early) -> None:
         if role not in ("client", "broker") or link in self.links:
             log.warning("%s: refused %s %r (duplicate or unknown role)", self.broker.name, role, link)
             writer.close()
@@ -247,6 +247,8 @@ class BrokerServer:
         try:
             for msg in early:
                 self._route(self.broker.handle(link, msg))
+            if early.error is not None:  # a bad frame read with the handshake: as one read later
+                raise early.error
             handle, route = self.broker.handle, self._route
             while True:
                 data = await reader.read(_READ)

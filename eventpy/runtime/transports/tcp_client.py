@@ -150,7 +150,7 @@ class TcpOverlay:
                 node.receive(msg)
             self._writers[node.link] = writer
             self._events[node.link].set()
-            tasks = [asyncio.create_task(self._read(node, reader, decoder)),
+            tasks = [asyncio.create_task(self._read(node, reader, decoder, early.error)),
                      asyncio.create_task(self._write(node, writer))]
             self._writing[node.link] = (node, tasks[1])
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -178,8 +178,13 @@ class TcpOverlay:
             node.resync()
             log.warning("node %s: reconnected to %s:%s", node.link, self.host, self.port)
 
-    async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder) -> None:
+    async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder,
+                    error: WireError | None = None) -> None:
+        """`error`: a bad frame that came in the reads of the handshake, behind the messages
+        already received (Early.error): the connection closes on it as on one read here."""
         try:
+            if error is not None:
+                raise error
             while True:
                 data = await reader.read(_READ)
                 if not data:

@@ -3,6 +3,7 @@ resub baseline, and the local filter."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 from eventpy.guards import compile_guard
@@ -205,3 +206,16 @@ def test_two_nodes_of_one_name_make_different_barrier_tokens():
     a, b = ClientCore("alice"), ClientCore("alice")
     assert a.flush() != b.flush() and a.request_ack(1.0) != b.request_ack(1.0)
     assert a.flush()[0] == "alice"  # the name stays first: logs and errors show whose it is
+
+
+def test_an_event_not_of_the_subscriptions_type_is_refused_counted_and_logged_once(caplog):
+    core = ClientCore("c")
+    state = subscribe(core, "True")
+    bad = [Pub("Other", ("IBM", 1.0), "p", 1, 0.0, (state.sid,)),  # another type
+           Pub("Quote", ("IBM",), "p", 2, 0.0, (state.sid,)),  # another arity
+           Pub("Quote", ("IBM", "cheap"), "p", 3, 0.0, (state.sid, 99))]  # a str for a float
+    with caplog.at_level(logging.WARNING, logger="eventpy.client"):
+        assert [core.receive(m) for m in bad] == [[], [], []]
+    assert core.stats["refused"] == 3 and len(caplog.records) == 1
+    ((s, ev),) = core.receive(Pub("Quote", ("IBM", 1), "p", 4, 0.0, (state.sid,)))  # an int for a float is one
+    assert core.deliver(s, ev) and ev.price == 1

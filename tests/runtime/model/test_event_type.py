@@ -170,3 +170,14 @@ def test_event_compares_with_non_events():
     assert (a == None) is False  # noqa: E711
     assert a != 3
     assert a in [None, "x", a]
+
+
+def test_fits_tells_whether_received_values_are_an_event_of_the_type():
+    t = EventType("q.T", firm=str, price=float, n=int, ok=bool)
+    assert t.fits(("IBM", 1.5, 2, True))
+    assert t.fits(("IBM", 1, 2, False))  # a float attribute takes an int, as brokers accept
+    assert not t.fits(("IBM", 1.5, True, True))  # a bool is not an int here
+    assert not t.fits(("IBM", 1.5, 2))  # arity
+    assert not t.fits(("IBM", 1.5, 2, True, 0))
+    assert not t.fits(("IBM", "1.5", 2, True))
+    assert not t.fits(["IBM", 1.5, 2, True])  # what the wire gives is a tuple
