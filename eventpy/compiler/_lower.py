@@ -5,7 +5,7 @@ Every line keeps its number; a file without constructs comes out as exactly its 
     event def m(self, a: T) when GUARD:   ->  def m(self, a: T) -> __eventpy__.when('GUARD', L, C):
     local f: T = v                         ->  f: T = v                (f recorded as a local field)
     release self.f                         ->  __eventpy__.release(self, "f")
-    release self.a, self.b                 ->  __eventpy__.release(self, "a"), __eventpy__.release(self, "b")
+    release self.a, self.b                 ->  __eventpy__.release(self, "a", "b")   (both at once)
     last self.f                            ->  __eventpy__.last(self, "f")
 
 The five words are constructs only where Python itself could not read them (`event def`,
@@ -171,9 +171,13 @@ def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: L
             and sig[ends[-1]].string not in (";", ""):
         raise CompileError("`release` takes fields only: release self.f (or several: release self.a, self.b)",
                            *_at(sig[ends[-1]].start), path, source)
-    starts = [t.start] + [sig[e + 1].start for e in ends[:-1]]  # one edit per field: no line merges
-    for start, end, f in zip(starts, ends, fields):
-        edits.append((start, sig[end - 1].end, f'__eventpy__.{word}(self, "{f}")'))
+    # one call for all the fields (the runtime releases them together, under all their locks),
+    # made of one edit per field: the commas between them, and a line continuation, stay as written
+    starts = [t.start] + [sig[e + 1].start for e in ends[:-1]]
+    for k, (start, end, f) in enumerate(zip(starts, ends, fields)):
+        head = f"__eventpy__.{word}(self, " if k == 0 else ""
+        tail = ")" if k == len(fields) - 1 else ""
+        edits.append((start, sig[end - 1].end, f'{head}"{f}"{tail}'))
         (out.releases if word == "release" else out.lasts).append((*start, f))
     return ends[-1]
 
