@@ -116,3 +116,16 @@ def test_a_refused_field_releases_neither():
         b.move(5.0, 5.0)
     assert (lang.last(b, "x"), lang.last(b, "tag")) == (0.0, "a")
     assert dict(lang.subscriptions_of(b)[0].params) == {"x": 0.0, "y": 0.0, "tag": "a"}
+
+
+def test_a_statement_storing_two_guard_fields_sends_them_in_one_update(monkeypatch):
+    sent: list[list] = []
+    push = ClientCore._push
+    monkeypatch.setattr(ClientCore, "_push", lambda self, state, changed: (
+        sent.append([value.hi for _, value in changed]), push(self, state, changed))[1])
+    ns = load(BOX.replace("local x: float = 0.0\n    local y: float = 0.0\n", "")
+              .replace("self.got = []", "self.got = []\n        self.x, self.y = 0.0, 0.0")
+              .replace("release self.x, self.y", "pass"))
+    b = ns["Box"]()
+    b.move(5.0, 5.0)  # `with assigning(self, "x", "y"): self.x, self.y = x, y`
+    assert sent == [[10.0]]
