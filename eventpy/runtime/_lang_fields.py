@@ -252,6 +252,11 @@ def release(obj: Any, *fields: str) -> None:
     deadlock), every value is checked before any is released, and each subscription gets the new
     values in one update. Released one by one, another thread, the local filter or a broker could
     see `a` released and `b` not."""
+    declared = getattr(type(obj), "__eventpy_locals__", ())
+    for f in fields:  # the compiler checks what it can see; a base class from elsewhere is checked here
+        if f not in declared:
+            raise AttributeError(f"release self.{f}: {type(obj).__qualname__} has no `local` field {f}; declare "
+                                 f"it in the class body: `local {f}: TYPE = VALUE`")
     st = _state(obj)
     locks = [st.lock(f) for f in sorted(set(fields))]
     for lk in locks:

@@ -37,7 +37,8 @@ def diag(text: str) -> CompileError:
     ('price < self.limit', 'price < bogus', 6, "bogus", "neither a parameter of quote nor a field"),
     ('firm == "IBM"', 'firm == 3', 6, "firm ==", "attribute 'firm' of type str cannot be compared with 3"),
     ('event def quote', 'def quote', 6, "when", "`when` guards belong to event methods"),
-    ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local`"),
+    ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local` in class M; declare "
+     "it in the class body: `local limit: float = VALUE`"),
     ('self.limit = price', 'x = (', 7, "(", "never closed"),
     ('price: float)', 'price: float, *, n: int)', 6, "n: int", "'n' is keyword-only"),
     ('event def quote(self, firm: str, price: float) when firm == "IBM" and',
@@ -140,6 +141,38 @@ def test_a_field_that_may_be_set_elsewhere_is_left_to_run_time(change):
 def test_event_def_outside_a_class():
     e = diag("event def f(self, x: int):\n    pass\n")
     assert "directly inside a class body" in e.message and e.line == 1
+
+
+LOCAL = BASE.replace("class M:", "class M:\n    local probe: float = 0.0", 1)
+
+
+@pytest.mark.parametrize("extra, at, words", [
+    # outside any class there is no object whose local copy could be released
+    ("def helper(self):\n    release self.probe", "release",
+     "`release self.probe` is outside any class: `release` works on a `local` field of the object a method"),
+    ("release self.probe", "release", "put it in a method of the class that declares `local probe: TYPE = VALUE`"),
+    ("def f(self):\n    return last self.probe", "last", "`last self.probe` is outside any class"),
+    ("class N:\n    local z: int = 0\n    release self.z", "release",
+     "`release self.z` is in the body of class N, outside its methods (no self there): put it in a method of N"),
+    # another class's local field is not this one's
+    ("class N:\n    def f(self):\n        release self.probe", "release",
+     "probe is not declared `local` in class N; declare it in the class body: `local probe: TYPE = VALUE`"),
+    ("class N:\n    def f(self):\n        release self.limit", "release", "limit is not declared `local` in class N"),
+])
+def test_release_and_last_outside_the_class_that_declares_the_field(extra, at, words):
+    text = LOCAL + "\n" + extra + "\n"
+    line = len(text.splitlines()) - extra.count("\n")
+    line += next(k for k, ln in enumerate(extra.splitlines()) if at in ln)
+    e = diag(text)
+    assert (e.line, e.column) == (line, text.splitlines()[line - 1].index(at) + 1), e.render()
+    assert words in e.message, e.render()
+
+
+def test_a_local_field_of_the_class_the_compiler_cannot_see_is_left_to_run_time():
+    text = "from base import Base\n\nclass N(Base):\n    def f(self):\n        release self.probe\n"
+    assert "__eventpy__.release(self, \"probe\")" in compile_source(text, "m.epy")
+    # a base in the file: its local fields are the subclass's
+    compile_source(LOCAL + "\nclass N(M):\n    def f(self):\n        release self.probe\n", "m.epy")
 
 
 def test_eventpyc_exit_status_and_no_traceback(tmp_path):

@@ -129,3 +129,24 @@ def test_a_statement_storing_two_guard_fields_sends_them_in_one_update(monkeypat
     b = ns["Box"]()
     b.move(5.0, 5.0)  # `with assigning(self, "x", "y"): self.x, self.y = x, y`
     assert sent == [[10.0]]
+
+
+def test_a_field_no_class_declares_local_is_refused_when_released():
+    # the base is not a class the compiler can see (here a value of a dict), so the run time says it
+    ns = load('''
+    class Plain:
+        def __init__(self):
+            self.limit = 1.0
+
+        event def hit(self, px: float) when px < self.limit:
+            pass
+
+    Base = {"plain": Plain}["plain"]
+
+    class Sub(Base):
+        def lower(self):
+            release self.limit
+    ''')
+    s = ns["Sub"]()
+    with pytest.raises(AttributeError, match=r"release self.limit: Sub has no `local` field limit; declare it"):
+        s.lower()
