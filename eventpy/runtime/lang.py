@@ -196,9 +196,14 @@ class EventObject:
         cls.__eventpy_events__ = events
         cls.__eventpy_fields__ = fields
         cls.__eventpy_locals__ = frozenset(local_fields)
-        own_close = cls.__dict__.get("close")
-        if inspect.isfunction(own_close) and not getattr(own_close, "__eventpy_closing__", False):
-            cls.close = _closing(own_close)  # type: ignore[method-assign]
+        # the close Python's lookup finds (the class's own, a base's, a plain mixin's): unless it
+        # is EventObject's or already wrapped, this class gets it wrapped, so that it unsubscribes
+        # (the mixin itself stays as it was: other classes may use it)
+        where = next(k for k in cls.__mro__ if "close" in k.__dict__)
+        found = where.__dict__["close"]
+        if (inspect.isfunction(found) and where is not EventObject
+                and not getattr(found, "__eventpy_closing__", False)):
+            cls.close = _closing(found)  # type: ignore[method-assign]
         init = cls.__dict__.get("__init__")
         if init is None:  # inherited: wrap the original, so that this class subscribes too
             init = getattr(cls.__init__, "__wrapped__", cls.__init__)
@@ -214,8 +219,10 @@ class EventObject:
         return obj
 
     def close(self) -> None:
-        """Unsubscribe every event method of this object."""
-        _unsubscribe(self)
+        """Unsubscribe every event method of this object (called by an override's super().close(),
+        the override's wrapper unsubscribes when the outermost close returns)."""
+        if not _closing_now(self):
+            _unsubscribe(self)
 
     def __enter__(self) -> Any:
         return self
@@ -232,16 +239,32 @@ def _unsubscribe(obj: Any) -> None:
     st.subs.clear()
 
 
+_closes = threading.local()  # .objects: id -> how many wrapped closes of it this thread is inside
+
+
+def _closing_now(obj: Any) -> bool:
+    return id(obj) in getattr(_closes, "objects", {})
+
+
 def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
-    """A class's own `close` unsubscribes the object after it runs, whether or not it calls
-    super().close(): an object its program closed must not go on receiving events."""
+    """A user-defined `close` (the class's own or inherited) unsubscribes the object after it
+    runs, whether or not it calls super().close(): an object its program closed must not go on
+    receiving events. In a chain of closes (super().close() reaching another wrapped close, or
+    EventObject.close) only the outermost unsubscribes, once, when its body has returned: the
+    code after super().close() still runs on a subscribed object, as it would without EventPy."""
 
     @functools.wraps(close)
     def closing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        objects = _closes.__dict__.setdefault("objects", {})
+        key = id(self)  # the object is alive (self) while its entry exists
+        objects[key] = objects.get(key, 0) + 1
         try:
             return close(self, *args, **kwargs)
         finally:
-            _unsubscribe(self)
+            objects[key] -= 1
+            if not objects[key]:
+                del objects[key]
+                _unsubscribe(self)
 
     closing.__eventpy_closing__ = True  # type: ignore[attr-defined]
     return closing
