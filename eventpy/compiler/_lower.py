@@ -11,8 +11,9 @@ Every line keeps its number; a file without constructs comes out as exactly its 
 The five words are constructs only where Python itself could not read them (`event def`,
 `release self`, `last self`, `local NAME :` at the start of a statement, `when` in an event def
 header); everywhere else they stay ordinary names. Strings and comments are tokens, so nothing
-inside them is touched, except `last self.f` in a replacement field of an f-string, which Python 3.11
-hands over as one token (the quote inside is the one the f-string does not use).
+inside them is touched, except `last self.f` in a replacement field of an f-string (or of an f-string
+nested in one), which Python 3.11 hands over as one token: there it becomes
+`__eventpy__.released(self).f`, which needs no quote.
 """
 
 from __future__ import annotations
@@ -186,30 +187,36 @@ _LAST_IN_FIELD = re.compile(r"(?<![\w.])last\s+self\s*\.\s*([A-Za-z_]\w*)")
 
 
 def _fstring_lasts(t: tokenize.TokenInfo, edits: list, out: Lowered) -> None:
-    """`last self.f` inside the replacement fields of an f-string token."""
+    """`last self.f` inside the replacement fields of an f-string token (and of the f-strings
+    nested in them). Lowered without a quote — `__eventpy__.released(self).f` — because a field
+    of an f-string nested in another may use neither quote (Python 3.11)."""
     text = t.string
     prefix = len(text) - len(text.lstrip("rRbBfFuU"))
     if "f" not in text[:prefix].lower():
         return
-    quote = "'" if text[prefix] == '"' else '"'
     inside = _field_spans(text, prefix + 1)
     for a, b in inside:
         for m in _LAST_IN_FIELD.finditer(text, a, b):
             start = _offset_to_pos(t.start, text, m.start())
             end = _offset_to_pos(t.start, text, m.end())
-            edits.append((start, end, f"__eventpy__.last(self, {quote}{m.group(1)}{quote})"))
+            edits.append((start, end, f"__eventpy__.released(self).{m.group(1)}"))
             out.lasts.append((*start, m.group(1)))
 
 
-def _field_spans(text: str, k: int) -> list[tuple[int, int]]:
+_FSTRING_PREFIX = re.compile(r"(?<!\w)[rRbBfFuU]{1,2}$")
+
+
+def _field_spans(text: str, k: int, stop: int | None = None) -> list[tuple[int, int]]:
     """The spans of Python code inside the replacement fields of an f-string token, from offset
-    k: not the literal text (`{{` and `}}` included), not a format spec or conversion (where a
-    quote is a fill character: f"{x:'>9}"), not a string inside a field (whose braces and
-    words are text: f"{'}' + s}", f"{'last self.x'}"). A nested field in a spec is code again."""
+    k to stop: not the literal text (`{{` and `}}` included), not a format spec or conversion
+    (where a quote is a fill character: f"{x:'>9}"), not a string inside a field (whose braces
+    and words are text: f"{'}' + s}", f"{'last self.x'}") unless that string is an f-string,
+    whose own fields are code again (f"{f'{x}'}"), as is a nested field in a spec."""
+    stop = len(text) if stop is None else stop
     spans: list[tuple[int, int]] = []
     stack: list[list] = []  # per open field: ["code" or "spec", open brackets]
     start = k
-    while k < len(text):
+    while k < stop:
         c = text[k]
         if not stack or stack[-1][0] == "spec":  # literal text, or a format spec
             if not stack and text[k:k + 2] in ("{{", "}}"):
@@ -225,7 +232,12 @@ def _field_spans(text: str, k: int) -> list[tuple[int, int]]:
         field = stack[-1]
         if c in "'\"":
             spans.append((start, k))
-            k = start = _string_end(text, k)
+            end = min(_string_end(text, k), stop)
+            letters = _FSTRING_PREFIX.search(text, start, k)
+            if letters and "f" in letters.group().lower():
+                q = 3 if text[k:k + 3] in ("'''", '"""') else 1
+                spans += _field_spans(text, k + q, max(k + q, end - q))
+            k = start = end
             continue
         if c in "([{":
             field[1] += 1
@@ -241,7 +253,7 @@ def _field_spans(text: str, k: int) -> list[tuple[int, int]]:
                 field[0] = "spec"
         k += 1
     if stack and stack[-1][0] == "code":
-        spans.append((start, len(text)))
+        spans.append((start, stop))
     return spans
 
 

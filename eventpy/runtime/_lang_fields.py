@@ -280,3 +280,16 @@ def last(obj: Any, field: str) -> Any:
         return st.released[field]
     except KeyError:
         raise AttributeError(f"self.{field} was never released") from None
+
+
+class released:
+    """`last self.f` inside an f-string: `released(self).f` is `last(self, "f")`, spelled without
+    a quote (a field of an f-string nested in another may use neither quote in Python 3.11)."""
+
+    __slots__ = ("__obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.__obj = obj
+
+    def __getattr__(self, field: str) -> Any:  # any name but the slot, which is found first
+        return last(self.__obj, field)

@@ -32,12 +32,13 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
-from ._lang_fields import FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, subscriptions_of
+from ._lang_fields import (FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, released,
+                           subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
-           "node", "release", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
+           "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
 
 _node_lock = threading.Lock()
 _default_node: Any = None
