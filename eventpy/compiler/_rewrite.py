@@ -125,6 +125,22 @@ class _Rewrite(cst.CSTTransformer):
         return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
 
 
+def _fstring_offset(e: SyntaxError, line: str) -> int:
+    """The error's column in its line. CPython 3.11 parses a replacement field of an f-string as
+    its own text in parentheses, and an error there has its offset in that text: `(last self.)`,
+    offset 2 (it showed as column 2 of the file's line). The field is found in the line."""
+    text = (e.text or "").rstrip("\n")
+    offset = e.offset or 0
+    if not (e.msg.startswith("f-string") and text.startswith("(") and line):
+        return offset
+    inner = text[1:]
+    for probe in (inner, inner[:-1]):
+        at = line.find(probe) if probe else -1
+        if at >= 0:
+            return min(max(1, at + offset - 1), len(line) + 1)
+    return line.find("{") + 1 or 1  # not found (a field over several lines): the first field
+
+
 def _binding(top_level: bool) -> cst.BaseExpression:
     """No line before the first statement can take the import, so every rewritten class binds
     the runtime in its header (bases run before the body, and any generated code runs after some
@@ -157,7 +173,9 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
         compile(tree, name, "exec", dont_inherit=True)
     except SyntaxError as e:
         line = e.lineno or 0
-        raise CompileError(e.msg, line, lowered.original_column(line, e.offset or 0), path, source) from None
+        lines = lowered.text.split("\n")
+        offset = _fstring_offset(e, lines[line - 1] if 0 < line <= len(lines) else "")
+        raise CompileError(e.msg, line, lowered.original_column(line, offset), path, source) from None
     if not lowered.changed:
         return lowered.text
     analysis = Analysis(lowered, module_name, path, source)

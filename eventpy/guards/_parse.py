@@ -117,6 +117,9 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
     before = src[:column - 1]
     if (tok == "[" and _AFTER_IN.search(before)) or (tok == "," and _AFTER_IN.search(before[:_opened(before)])):
         return _SET_HINT
+    if tok == "self" and re.search(r"\blast\s*$", before):  # `name self` is no guard either: only after last
+        return ("; `last` is not needed in a guard: a guard reads the released value of a `local` field "
+                "already (write self.f)")
     if tok == "(" and _AFTER_FIELD.search(before):
         return f"; a field cannot be called in a guard (only {', '.join(FUNCTIONS)} can)"
     if tok == "." and _AFTER_FIELD.search(before):

@@ -62,6 +62,11 @@ def diag(text: str) -> CompileError:
     ('event def quote', 'event async def quote', 6, "event", "asyncio.run_coroutine_threadsafe(coro, loop)"),
     ('self.limit = price', 'print(last(self.limit))', 7, "last(",
      "`last` is an operator, not a function: write `last self.limit`"),
+    # CPython gives an error in an f-string's field a column in the field's own text: it was column 2
+    ('self.limit = price', 'x = f"{f\'{last self.}\'}"', 7, "last self.}", "f-string: invalid syntax"),
+    ('self.limit = price', 'x = f"{price} {price +}"', 7, "}\"", "f-string: invalid syntax"),
+    ('price < self.limit', 'price < last self.limit', 6, "self.limit:",
+     "`last` is not needed in a guard: a guard reads the released value of a `local` field already"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
