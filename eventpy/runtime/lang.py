@@ -32,6 +32,7 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
+from ._boundary import callers_mistake
 from ._lang_fields import (FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, released,
                            subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
@@ -99,17 +100,40 @@ class EventMethod:
             return types.MethodType(self.func, obj)
         caller = self.__dict__.get("_caller")
         if caller is None:  # what `Class.m` is: it publishes, and help() shows the method's own text
-            def caller(*args: Any, **kwargs: Any) -> None:
-                self.publish(*args, **kwargs)
+            caller = self._caller = self._make_caller()
+        return caller
 
-            for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-                setattr(caller, attr, getattr(self.func, attr, None))
-            caller.__signature__ = self.signature  # type: ignore[attr-defined]
-            caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
-            self._caller = caller
+    def _make_caller(self) -> Callable[..., None]:
+        etype = self.etype
+
+        def caller(*args: Any, **kwargs: Any) -> None:
+            # the arguments are checked first, each check in a `try` of its own: a mistake in them
+            # is raised from the caller's line (_boundary), with no frame of eventpy below it
+            try:
+                attrs = self._arguments(args, kwargs)
+            except TypeError as e:
+                callers_mistake(e)
+                raise
+            n = node()
+            try:
+                values = n._values(etype, attrs)
+            except (TypeError, ValueError) as e:
+                callers_mistake(e)
+                raise
+            n._publish_values(etype, values)
+
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(caller, attr, getattr(self.func, attr, None))
+        caller.__signature__ = self.signature  # type: ignore[attr-defined]
+        caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
         return caller
 
     def publish(self, *args: Any, **kwargs: Any) -> None:
+        """Publish an event of this method's type: what `Class.m(...)` does."""
+        self.__get__(None, self.owner)(*args, **kwargs)
+
+    def _arguments(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The event's attributes from the arguments of a call `Class.m(...)`."""
         if args and isinstance(args[0], EventObject) and not isinstance(args[0], (int, float, str)):
             # `Base.m(self, ...)` in an override, Python's old spelling of super().m(...): here it
             # publishes, with the object as the first attribute; said before the arguments are
@@ -123,7 +147,7 @@ class EventMethod:
         except TypeError as e:
             raise TypeError(f"{self.etype.name}: {e}") from None
         bound.apply_defaults()
-        node().publish(self.etype, **bound.arguments)
+        return bound.arguments
 
     def check_fields(self, env: dict[str, Any]) -> None:
         """The fields' first values against the class's annotations and, for the fields it does
