@@ -8,6 +8,7 @@ import threading
 from collections import deque
 from typing import Any, Callable, Iterable
 
+from ._boundary import callers_mistake
 from ._params import freeze, short as _short
 
 
@@ -155,7 +156,11 @@ class GuardField:
         lock = st.lock(self.name)
         with lock:
             if not self.local:
-                _check_field(obj, self.name, _frozen(value), written)
+                try:
+                    _check_field(obj, self.name, _frozen(value), written)
+                except (TypeError, ValueError) as e:
+                    callers_mistake(e)
+                    raise  # from the line of the store (_boundary)
             obj.__dict__[self.name] = value
             if self.local:
                 return  # the guard sees the released copy (Fig. 33)
@@ -193,9 +198,13 @@ def _mutator(name: str) -> Callable:
         owner = self._owner
         if owner is not None and self._field not in getattr(type(owner), "__eventpy_locals__", ()):
             trial = set(self)  # refused before it happens, like a store (sets in guards are small)
-            base(trial, *args)
-            _check_field(owner, self._field, frozenset(trial),
-                         lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
+            try:
+                base(trial, *args)
+                _check_field(owner, self._field, frozenset(trial),
+                             lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
+            except (TypeError, ValueError) as e:
+                callers_mistake(e)
+                raise  # from the line of the call (_boundary)
         result = base(self, *args)
         self._changed()
         return self if name.startswith("__i") else result
@@ -264,8 +273,12 @@ def release(obj: Any, *fields: str) -> None:
     try:
         values = {f: obj.__dict__[f] for f in dict.fromkeys(fields)}
         frozen = {f: _frozen(v) for f, v in values.items()}  # snapshots: later local changes of a set stay local
-        _check_fields(obj, frozen, lambda: f"release {', '.join(f'self.{f}' for f in values)} "
-                                           f"(= {', '.join(_short(v) for v in values.values())})")
+        try:
+            _check_fields(obj, frozen, lambda: f"release {', '.join(f'self.{f}' for f in values)} "
+                                               f"(= {', '.join(_short(v) for v in values.values())})")
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the line of the release (_boundary)
         st.released.update(frozen)
         _publish_fields(obj, values)
     finally:

@@ -125,7 +125,11 @@ class Subscription:
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
-        self.check(**params)
+        try:
+            self.check(**params)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the caller's line (_boundary)
         self._apply(params)
 
     def _apply(self, params: Mapping[str, Any]) -> None:

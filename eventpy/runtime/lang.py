@@ -405,7 +405,12 @@ def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         if type(self).__init__ is __init__:  # the most derived constructor subscribes, once
-            _subscribe(self)
+            try:
+                envs = _guard_values(self)
+            except (TypeError, AttributeError) as e:  # fields the guards cannot take: the program's
+                callers_mistake(e)
+                raise  # from the line that made the object (_boundary)
+            _subscribe(self, envs)
 
     __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
     __init__.__wrapped__ = init  # type: ignore[attr-defined]
@@ -413,13 +418,13 @@ def _subscribing_init(init: Callable) -> Callable:
     return __init__
 
 
-def _subscribe(obj: Any) -> None:
+def _guard_values(obj: Any) -> list[tuple[EventMethod, dict[str, Any]]]:
+    """Every event method of the object with the values of the fields its guard reads, checked
+    (before the first subscription is made, so that a refused object subscribes nothing)."""
     cls = type(obj)
     st = _state(obj)
-    n = node()
-    group = object()  # one serial queue per object: its event methods run one at a time
-    envs = []  # every guard's fields are read and checked before the first subscription is made,
-    for name, method in cls.__eventpy_events__.items():  # so a refused object subscribes nothing
+    envs = []
+    for name, method in cls.__eventpy_events__.items():
         env = {}
         for f in method.fields:
             if f in cls.__eventpy_locals__:
@@ -435,6 +440,13 @@ def _subscribe(obj: Any) -> None:
                                          "is not set when the constructor returns") from None
         method.check_fields(env)
         envs.append((method, env))
+    return envs
+
+
+def _subscribe(obj: Any, envs: list[tuple[EventMethod, dict[str, Any]]]) -> None:
+    st = _state(obj)
+    n = node()
+    group = object()  # one serial queue per object: its event methods run one at a time
     for method, env in envs:
         on_event = method.deliver(obj)
         for etype in method.listens:  # one event reaches one of them: no duplicates

@@ -158,6 +158,41 @@ def test_a_wrong_argument_of_an_event_method_is_raised_from_the_callers_line(cal
         assert (last.filename, last.lineno) == where, traceback.format_tb(info.value.__traceback__)
 
 
+@pytest.mark.parametrize("statement, words", [
+    ('m.limit = "ten"', "Monitor.limit = 'ten' refused"),
+    ('m.touch("ten")', "Monitor.limit = 'ten' refused"),          # inside the class: an assigning block
+    ('m.names.add(3)', "Monitor.names.add(3) refused"),
+    ('m.names.update(3)', "'int' object is not iterable"),
+    ('m.free = 3; m.drop()', "release self.free (= 3) refused"),
+    ('Monitor("ten")', "cannot be compared with field self.limit"),
+    ('Monitor(None)', "which is None"),
+    ('subscriptions_of(m)[0].update(limit="x")', "parameter 'limit' must stay a number"),
+])
+def test_a_value_a_guard_cannot_take_is_refused_from_the_programs_line(statement, words):
+    # the store, the set's mutation, the release, the constructor, the update: no eventpy frame
+    ns = load(MONITOR.replace("self.got = []", "self.got = []\n            self.names = {'IBM'}")
+              .replace("price < self.limit", "price < self.limit and firm in self.names and firm != self.free") + f"""
+        local free: str = "a"
+
+        def touch(self, v):
+            self.limit = v
+
+        def drop(self):
+            release self.free
+
+    from eventpy.runtime.lang import subscriptions_of
+
+    def go():
+        m = Monitor(5.0)
+        {statement}
+    """)
+    with pytest.raises((TypeError, ValueError), match=re.escape(words)) as info:
+        ns["go"]()
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == "prog.epy" and last.name in ("go", "touch", "drop"), \
+        traceback.format_tb(info.value.__traceback__)
+
+
 def test_an_event_method_shows_its_own_name_signature_and_docstring():
     ns = load(MONITOR.replace("self.got.append(price)", '"""A quote of a firm."""\n            self.got.append(price)'))
     quote = ns["Monitor"].quote
