@@ -29,6 +29,7 @@ from lark.exceptions import UnexpectedInput
 
 from ..guards._parse import grammar_text
 from ._diagnostics import CompileError
+from ._lines import lines as split_lines
 
 NAME, OP = tokenize.NAME, tokenize.OP
 _SKIP = {tokenize.NL, tokenize.COMMENT}
@@ -342,7 +343,7 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
 
 
 def _slice(source: str, start: tuple[int, int], end: tuple[int, int]) -> str:
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source, keepends=True)
     if start[0] == end[0]:
         return lines[start[0] - 1][start[1]:end[1]]
     parts = [lines[start[0] - 1][start[1]:]]
@@ -353,7 +354,7 @@ def _slice(source: str, start: tuple[int, int], end: tuple[int, int]) -> str:
 
 def _apply(source: str, edits: list) -> str:
     """Replace (start, end) spans, given as (line, col) pairs, last first."""
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source, keepends=True)
     offsets = [0]
     for ln in lines:
         offsets.append(offsets[-1] + len(ln))

@@ -18,6 +18,7 @@ import libcst as cst
 from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
 from ._imports import place_import
+from ._lines import lines as split_lines
 from ._lower import Lowered
 
 RUNTIME = "__eventpy__"
@@ -184,7 +185,7 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
         raise analysis.errors[0] if len(analysis.errors) == 1 else _many(analysis.errors)
     marked = ({e.line for e in lowered.events} | set(lowered.locals)
               | {r[0] for r in lowered.releases} | {r[0] for r in lowered.lasts})
-    lines = lowered.text.splitlines(keepends=True)
+    lines = split_lines(lowered.text, keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     snippets = []

@@ -251,6 +251,18 @@ def test_an_internal_error_names_the_file_and_line(monkeypatch):
         compile_source(BASE, "m.epy")
 
 
+@pytest.mark.parametrize("text, line, column, words", [
+    ("x = 1\ny = \x00 2\n", 2, 5, "a NUL character (\\x00), which Python source cannot hold"),
+    ("x = '\ud800'\n", 1, 6, "a lone surrogate (U+D800), which no encoding can store"),
+    # lark counts guard lines at "\n" only: the message's line was looked up with splitlines
+    (BASE.replace("price < self.limit", "price < \u2028.limit"), 6, 83, "unexpected character '\\u2028'"),
+])
+def test_characters_python_or_the_guard_cannot_take_are_diagnostics(text, line, column, words):
+    e = diag(text)
+    assert (e.line, e.column) == (line, column) and words in e.message, e.render()
+    assert e.render().encode()  # printable: a lone surrogate is shown as U+FFFD
+
+
 def test_a_file_python_could_not_decode_is_a_diagnostic(tmp_path):
     bad = tmp_path / "bad.epy"
     bad.write_bytes(b'x = 1\ns = "caf\xe9"\n')

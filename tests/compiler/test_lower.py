@@ -152,3 +152,20 @@ def test_the_import_after_a_docstring_with_non_ascii_text_keeps_the_lines():
     out = compile_source(before, "a.epy")
     assert out.splitlines()[0] == '"""Café."""; import eventpy.runtime.lang as __eventpy__'
     assert len(out.splitlines()) == len(before.splitlines())
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\u2028", "\x1c", "\x85"])
+def test_a_character_splitlines_takes_for_a_line_end_stays_in_its_line(odd):
+    # Python reads these inside a line; the lowering split lines at them and put the edits of
+    # every later line in the wrong place (the release below became an IndentationError)
+    before = f"class A:\n    local x: int = 1\n    def f(self):\n        y = '{odd}'  # {odd}\n        release self.x\n"
+    out = compile_source(before, "a.epy")
+    assert out.split("\n")[3:5] == [f"        y = '{odd}'  # {odd}", '        __eventpy__.release(self, "x")']
+
+
+def test_carriage_returns_end_lines_as_python_reads_them():
+    before = "class A:\r\n    local x: int = 1\r    def f(self):\r\n        release self.x\r"
+    out = compile_source(before, "a.epy")
+    assert out.split("\n")[1:4] == ["    x: int = 1", "    def f(self):", '        __eventpy__.release(self, "x")']
+    assert compile_source("x = 1\r\ny = 2\r", "a.epy") == "x = 1\r\ny = 2\r"  # nothing to rewrite: as it was
+
