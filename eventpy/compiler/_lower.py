@@ -142,6 +142,10 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
     for start, end, repl in edits:
         if start[0] == end[0] and "\n" not in repl:
             out.shifts.setdefault(start[0], []).append((start[1], len(repl) - (end[1] - start[1]), len(repl)))
+        elif start[0] != end[0]:  # a guard over several lines: its last line starts with the edit's
+            head, tail = repl.split("\n", 1)[0], repl.rsplit("\n", 1)[-1]
+            out.shifts.setdefault(start[0], []).append((start[1], 0, len(head)))  # the rest of the line
+            out.shifts.setdefault(end[0], []).append((0, len(tail) - end[1], len(tail)))
     return out
 
 

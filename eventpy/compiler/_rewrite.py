@@ -126,6 +126,19 @@ class _Rewrite(cst.CSTTransformer):
         return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
 
 
+def _syntax_position(e: SyntaxError, lowered: Lowered, source: str) -> tuple[int, int]:
+    """Where in the .epy file Python's syntax error is (in the lowered text: the same lines)."""
+    lines = lowered.text.split("\n")
+    line = min(max(1, e.lineno or 1), len(lines))
+    text = lines[line - 1]
+    offset = _fstring_offset(e, text)
+    if offset < 1:  # "expected an indented block" names the line, at offset 0: its first character
+        offset = len(text) - len(text.lstrip()) + 1
+    column = lowered.original_column(line, min(offset, len(text) + 1))
+    # inside a guard's lines (a string literal in the lowered text) no column maps exactly
+    return line, min(column, len(source.split("\n")[line - 1]) + 1)
+
+
 def _fstring_offset(e: SyntaxError, line: str) -> int:
     """The error's column in its line. CPython 3.11 parses a replacement field of an f-string as
     its own text in parentheses, and an error there has its offset in that text: `(last self.)`,
@@ -173,10 +186,8 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
         tree = ast.parse(lowered.text, name)
         compile(tree, name, "exec", dont_inherit=True)
     except SyntaxError as e:
-        line = e.lineno or 0
-        lines = lowered.text.split("\n")
-        offset = _fstring_offset(e, lines[line - 1] if 0 < line <= len(lines) else "")
-        raise CompileError(e.msg, line, lowered.original_column(line, offset), path, source) from None
+        line, column = _syntax_position(e, lowered, source)
+        raise CompileError(e.msg, line, column, path, source) from None
     if not lowered.changed:
         return lowered.text
     analysis = Analysis(lowered, module_name, path, source)

@@ -263,6 +263,18 @@ def test_characters_python_or_the_guard_cannot_take_are_diagnostics(text, line, 
     assert e.render().encode()  # printable: a lone surrogate is shown as U+FFFD
 
 
+@pytest.mark.parametrize("text, line, column", [
+    # Python gives this IndentationError offset 0: it showed as column 0
+    ("class P:\n    local x: int = 0\n    def f(self):\nrelease self.x\n", 4, 1),
+    # on a guard's later line the lowered text is a string literal: the column was past the line's end
+    (BASE.replace('"IBM" and price < self.limit:\n        self.limit = price', '"IBM" and price \\\n< self.limit:'),
+     7, 14),
+])
+def test_a_syntax_error_python_places_oddly_is_in_the_line(text, line, column):
+    e = diag(text)
+    assert (e.line, e.column) == (line, column) and "expected an indented block" in e.message, e.render()
+
+
 def test_a_file_python_could_not_decode_is_a_diagnostic(tmp_path):
     bad = tmp_path / "bad.epy"
     bad.write_bytes(b'x = 1\ns = "caf\xe9"\n')
