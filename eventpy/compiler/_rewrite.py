@@ -210,9 +210,13 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     bind_in_header = not place_import(lines, tree)
     for first, last, infos in reversed(snippets):
         Where.line = first
-        module = cst.parse_module("".join(lines[first - 1:last]))
-        new = module.visit(_Rewrite(infos, bind_in_header=bind_in_header))
-        lines[first - 1:last] = [new.code]
+        snippet = "".join(lines[first - 1:last])
+        code = cst.parse_module(snippet).visit(_Rewrite(infos, bind_in_header=bind_in_header)).code
+        if snippet.endswith("\n") and not code.endswith("\n"):
+            # libcst takes a text ending in "\\\n" for one without a final newline even when the
+            # backslash ends a comment (its PR #119), and drops it: the next line joined the comment
+            code += "\n"
+        lines[first - 1:last] = [code]
     text = "".join(lines)
     return text if lowered.text.endswith("\n") or not text.endswith("\n") else text[:-1]
 

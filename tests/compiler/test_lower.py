@@ -169,3 +169,9 @@ def test_carriage_returns_end_lines_as_python_reads_them():
     assert out.split("\n")[1:4] == ["    x: int = 1", "    def f(self):", '        __eventpy__.release(self, "x")']
     assert compile_source("x = 1\r\ny = 2\r", "a.epy") == "x = 1\r\ny = 2\r"  # nothing to rewrite: as it was
 
+
+def test_a_comment_ending_in_a_backslash_at_the_end_of_a_rewritten_class_keeps_its_line_end():
+    # libcst dropped the snippet's final newline after it, and the next line joined the comment
+    before = "class A:\n    event def e(self, x: int) when x > 1:\n        pass  # a path: C:\\\nprint(1)\n"
+    out = compile_source(before, "a.epy")
+    assert out.split("\n")[2:4] == ["        pass  # a path: C:\\", "print(1)"]
