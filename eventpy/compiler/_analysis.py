@@ -12,6 +12,7 @@ from typing import Iterator
 
 from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
+from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
 
@@ -302,6 +303,10 @@ class Analysis:
             return None
         schema = {}
         for p in params[1:]:
+            if p.arg.startswith("_") or p.arg in RESERVED:  # the event type would refuse it
+                self.error(f"event parameter {p.arg!r}: an event's attributes cannot start with '_' or be "
+                           f"{', '.join(sorted(RESERVED))} (an event reads them as its own members); rename it", p)
+                return None
             t = _annotated(p.annotation)
             if t is None:
                 what = "has no annotation" if p.annotation is None else "has an unsupported type"

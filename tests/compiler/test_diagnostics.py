@@ -44,6 +44,7 @@ def diag(text: str) -> CompileError:
     ('event def quote(self, firm: str, price: float) when firm == "IBM" and',
      'event def quote(self) when', 6, "def quote(self)", "has no parameters besides self; an event carries at least"),
     ('price: float)', 'price: float, *more)', 6, "more", "remove *more"),
+    ('price: float)', 'price: float, _n: int)', 6, "_n", "an event's attributes cannot start with '_' or be get,"),
     ('firm: str, price: float)', 'fïrm: str, price)', 6, "price)", "'price' has no annotation"),
     ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
     ("class M:", "class M:\n    local probe: float", 2, "probe", "local field probe needs a default"),
