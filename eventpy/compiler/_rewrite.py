@@ -12,6 +12,8 @@ reported at compile time with the position in the .epy file.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
 import libcst as cst
 
@@ -126,6 +128,30 @@ class _Rewrite(cst.CSTTransformer):
         return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
 
 
+def _leading_continuations(snippet: str) -> str:
+    """A line holding nothing but a backslash where a statement starts: Python takes the
+    statement's indentation from it, and libcst drops it, a line with it (every later line moved
+    up), or the indentation (`\\` at column 0 put the statement into the block above), or cannot
+    parse it after a `def ...:`. Each such line is left blank and its indentation given to the
+    line where the statement's text starts: the same statement, on the same line."""
+    if "\\\n" not in snippet:
+        return snippet
+    lines = snippet.split("\n")
+    prev: tokenize.TokenInfo | None = None
+    for tok in tokenize.generate_tokens(io.StringIO(snippet).readline):
+        if tok.type in (tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if prev is None or prev.type in (tokenize.NEWLINE, tokenize.NL):
+            gap = range(prev.end[0] + 1 if prev else 1, tok.start[0])  # lines without a token
+            if gap and all(lines[g - 1].strip() == "\\" for g in gap):
+                indent = lines[gap[0] - 1][:-1]
+                for g in gap:
+                    lines[g - 1] = ""
+                lines[tok.start[0] - 1] = indent + lines[tok.start[0] - 1][tok.start[1]:]
+        prev = tok
+    return "\n".join(lines)
+
+
 def _syntax_position(e: SyntaxError, lowered: Lowered, source: str) -> tuple[int, int]:
     """Where in the .epy file Python's syntax error is (in the lowered text: the same lines)."""
     lines = lowered.text.split("\n")
@@ -210,7 +236,7 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     bind_in_header = not place_import(lines, tree)
     for first, last, infos in reversed(snippets):
         Where.line = first
-        snippet = "".join(lines[first - 1:last])
+        snippet = _leading_continuations("".join(lines[first - 1:last]))
         code = cst.parse_module(snippet).visit(_Rewrite(infos, bind_in_header=bind_in_header)).code
         if snippet.endswith("\n") and not code.endswith("\n"):
             # libcst takes a text ending in "\\\n" for one without a final newline even when the

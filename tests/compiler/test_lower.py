@@ -175,3 +175,18 @@ def test_a_comment_ending_in_a_backslash_at_the_end_of_a_rewritten_class_keeps_i
     before = "class A:\n    event def e(self, x: int) when x > 1:\n        pass  # a path: C:\\\nprint(1)\n"
     out = compile_source(before, "a.epy")
     assert out.split("\n")[2:4] == ["        pass  # a path: C:\\", "print(1)"]
+
+
+@pytest.mark.parametrize("body, python", [
+    # libcst dropped the line (every later line moved up one), took its indentation away (the
+    # statement after `\` at column 0 went into the block above) or could not parse it
+    ("        \\\nself.limit = n\n        y = 2\n",
+     '\n        with __eventpy__.assigning(self, "limit"): self.limit = n  # UPD e: n > self.limit\n        y = 2\n'),
+    ("        \\\n  \\\n        if n:\n            pass\n", "\n\n        if n:\n            pass\n"),
+    ("        pass\n    def f(self):\n        \\\n        x = 1\n", "        pass\n    def f(self):\n\n        x = 1\n"),
+    ("        y = (1 +\n    \\\n    2) + \\\n    \\\n    3\n", "        y = (1 +\n\n    2) + \\\n    \\\n    3\n"),
+])
+def test_a_line_holding_only_a_backslash_keeps_the_statement_where_python_puts_it(body, python):
+    head = "class T:\n    def __init__(self):\n        self.limit = 1\n    event def e(self, n: int) when n > self.limit:\n"
+    out = compile_source(head + body, "t.epy")
+    assert out.split("\n", 4)[-1] == python
