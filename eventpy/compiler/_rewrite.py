@@ -131,9 +131,9 @@ class _Rewrite(cst.CSTTransformer):
 def _leading_continuations(snippet: str) -> str:
     """A line holding nothing but a backslash where a statement starts: Python takes the
     statement's indentation from it, and libcst drops it, a line with it (every later line moved
-    up), or the indentation (`\\` at column 0 put the statement into the block above), or cannot
-    parse it after a `def ...:`. Each such line is left blank and its indentation given to the
-    line where the statement's text starts: the same statement, on the same line."""
+    up), or the indentation, or cannot parse it after a `def ...:`. Each such line is left blank
+    and the statement's indentation is written where its text starts: the same statement, on the
+    same line."""
     if "\\\n" not in snippet:
         return snippet
     lines = snippet.split("\n")
@@ -144,10 +144,14 @@ def _leading_continuations(snippet: str) -> str:
         if prev is None or prev.type in (tokenize.NEWLINE, tokenize.NL):
             gap = range(prev.end[0] + 1 if prev else 1, tok.start[0])  # lines without a token
             if gap and all(lines[g - 1].strip() == "\\" for g in gap):
-                indent = lines[gap[0] - 1][:-1]
+                # CPython takes the indentation of the first of them that has one; a `\\` at
+                # column 0 lets the next line's count (after only those: the statement's own)
+                row = tok.start[0]
+                spaces = [lines[g - 1][:len(lines[g - 1]) - len(lines[g - 1].lstrip())] for g in gap]
+                indent = next((w for w in spaces if w), lines[row - 1][:tok.start[1]])
                 for g in gap:
                     lines[g - 1] = ""
-                lines[tok.start[0] - 1] = indent + lines[tok.start[0] - 1][tok.start[1]:]
+                lines[row - 1] = indent + lines[row - 1][tok.start[1]:]
         prev = tok
     return "\n".join(lines)
 

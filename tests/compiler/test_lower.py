@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from eventpy.compiler import compile_source
+from eventpy.compiler import CompileError, compile_source
 from eventpy.compiler._lower import lower
 
 
@@ -190,3 +190,16 @@ def test_a_line_holding_only_a_backslash_keeps_the_statement_where_python_puts_i
     head = "class T:\n    def __init__(self):\n        self.limit = 1\n    event def e(self, n: int) when n > self.limit:\n"
     out = compile_source(head + body, "t.epy")
     assert out.split("\n", 4)[-1] == python
+
+
+@pytest.mark.parametrize("gap, inside", [("\\\n", True), ("    \\\n", True), ("\\\n    \\\n", True), ("  \\\n", None)])
+def test_a_backslash_line_gives_the_statement_the_indentation_python_gives_it(gap, inside):
+    # a `\` at column 0 lets the next line's indentation count: the statement stays in the class
+    text = f"class T:\n    local x: int = 0\n{gap}    def f(self):\n        release self.x\n"
+    if inside is None:  # Python: "unindent does not match any outer indentation level"
+        with pytest.raises(CompileError):
+            compile_source(text, "t.epy")
+        return
+    ns: dict = {"__name__": "t"}
+    exec(compile(compile_source(text, "t.epy"), "t.epy", "exec"), ns)
+    assert hasattr(ns["T"], "f")
