@@ -341,7 +341,9 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     line, col = g0[0], g0[1] + 1
     pieces = guard.split("\n")
     literal = "\n".join(repr(p + ("\n" if k < len(pieces) - 1 else "")) for k, p in enumerate(pieces))
-    edits.append((sig[when - 1].end, g1, f" -> __eventpy__.when({literal}, {line}, {col})"))
+    # `when \` with the guard on the next line: those line ends stay (inside the call's brackets)
+    breaks = "\n" * (g0[0] - sig[when - 1].end[0])
+    edits.append((sig[when - 1].end, g1, f" -> __eventpy__.when({breaks}{literal}, {line}, {col})"))
     out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, guard, line, col))
     return colon + 1
 

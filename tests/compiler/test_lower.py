@@ -203,3 +203,15 @@ def test_a_backslash_line_gives_the_statement_the_indentation_python_gives_it(ga
     ns: dict = {"__name__": "t"}
     exec(compile(compile_source(text, "t.epy"), "t.epy", "exec"), ns)
     assert hasattr(ns["T"], "f")
+
+
+def test_a_guard_on_the_line_after_when_keeps_the_lines():
+    # `when \` then the guard: the line end was replaced with the rest, and every later line moved up
+    before = ("class P:\n    def __init__(self, x0: float):\n        self.x0 = x0\n"
+              "    event def boom(self, x: float) \\\n   when\\\n\\\n abs(x - self.x0) < 2 and \\\n x > 1:\n"
+              "        raise ValueError\n")
+    out = compile_source(before, "p.epy")
+    assert len(out.split("\n")) == len(before.split("\n")) and out.split("\n")[8] == "        raise ValueError"
+    with pytest.raises(CompileError) as info:
+        compile_source(before.replace("x > 1", "x >> 1"), "p.epy")
+    assert (info.value.line, info.value.column) == (8, 5), info.value.render()  # the second >
