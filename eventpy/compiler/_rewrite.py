@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from typing import Iterator
 
 import libcst as cst
 
@@ -128,6 +129,18 @@ class _Rewrite(cst.CSTTransformer):
         return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
 
 
+def _line_starts(snippet: str) -> Iterator[tuple[tokenize.TokenInfo, tokenize.TokenInfo | None]]:
+    """Each token that starts a line of code or of comment (after a line end, or first), with
+    the token before it (INDENT and DEDENT aside)."""
+    prev: tokenize.TokenInfo | None = None
+    for tok in tokenize.generate_tokens(io.StringIO(snippet).readline):
+        if tok.type in (tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if prev is None or prev.type in (tokenize.NEWLINE, tokenize.NL):
+            yield tok, prev
+        prev = tok
+
+
 def _leading_continuations(snippet: str) -> str:
     """A line holding nothing but a backslash where a statement starts: Python takes the
     statement's indentation from it, and libcst drops it, a line with it (every later line moved
@@ -137,22 +150,29 @@ def _leading_continuations(snippet: str) -> str:
     if "\\\n" not in snippet:
         return snippet
     lines = snippet.split("\n")
-    prev: tokenize.TokenInfo | None = None
-    for tok in tokenize.generate_tokens(io.StringIO(snippet).readline):
-        if tok.type in (tokenize.INDENT, tokenize.DEDENT):
-            continue
-        if prev is None or prev.type in (tokenize.NEWLINE, tokenize.NL):
-            gap = range(prev.end[0] + 1 if prev else 1, tok.start[0])  # lines without a token
-            if gap and all(lines[g - 1].strip() == "\\" for g in gap):
-                # CPython takes the indentation of the first of them that has one; a `\\` at
-                # column 0 lets the next line's count (after only those: the statement's own)
-                row = tok.start[0]
-                spaces = [lines[g - 1][:len(lines[g - 1]) - len(lines[g - 1].lstrip())] for g in gap]
-                indent = next((w for w in spaces if w), lines[row - 1][:tok.start[1]])
-                for g in gap:
-                    lines[g - 1] = ""
-                lines[row - 1] = indent + lines[row - 1][tok.start[1]:]
-        prev = tok
+    for tok, prev in _line_starts(snippet):
+        gap = range(prev.end[0] + 1 if prev else 1, tok.start[0])  # lines without a token
+        if gap and all(lines[g - 1].strip() == "\\" for g in gap):
+            # CPython takes the indentation of the first of them that has one; a `\\` at
+            # column 0 lets the next line's count (after only those: the statement's own)
+            row = tok.start[0]
+            spaces = [lines[g - 1][:len(lines[g - 1]) - len(lines[g - 1].lstrip())] for g in gap]
+            indent = next((w for w in spaces if w), lines[row - 1][:tok.start[1]])
+            for g in gap:
+                lines[g - 1] = ""
+            lines[row - 1] = indent + lines[row - 1][tok.start[1]:]
+    return "\n".join(lines)
+
+
+def _spaces_for_tabs(snippet: str) -> str:
+    """Indentation with tabs as CPython counts it (to the next multiple of 8), in spaces. libcst
+    counts a mix of spaces and tabs otherwise and refused indentation CPython accepts ("no
+    matching outer block for dedent"); only a snippet libcst refused is given to it so."""
+    lines = snippet.split("\n")
+    for tok, _ in _line_starts(snippet):
+        row, col = tok.start
+        if "\t" in lines[row - 1][:col]:
+            lines[row - 1] = lines[row - 1][:col].expandtabs(8) + lines[row - 1][col:]
     return "\n".join(lines)
 
 
@@ -241,7 +261,11 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     for first, last, infos in reversed(snippets):
         Where.line = first
         snippet = _leading_continuations("".join(lines[first - 1:last]))
-        code = cst.parse_module(snippet).visit(_Rewrite(infos, bind_in_header=bind_in_header)).code
+        try:
+            module = cst.parse_module(snippet)
+        except cst.ParserSyntaxError:
+            module = cst.parse_module(_spaces_for_tabs(snippet))
+        code = module.visit(_Rewrite(infos, bind_in_header=bind_in_header)).code
         if snippet.endswith("\n") and not code.endswith("\n"):
             # libcst takes a text ending in "\\\n" for one without a final newline even when the
             # backslash ends a comment (its PR #119), and drops it: the next line joined the comment

@@ -215,3 +215,13 @@ def test_a_guard_on_the_line_after_when_keeps_the_lines():
     with pytest.raises(CompileError) as info:
         compile_source(before.replace("x > 1", "x >> 1"), "p.epy")
     assert (info.value.line, info.value.column) == (8, 5), info.value.render()  # the second >
+
+
+def test_indentation_mixing_spaces_and_tabs_that_python_accepts_is_rewritten():
+    # libcst counts "   \t\t" otherwise than CPython (16 columns) and refused the class: an internal error
+    before = ('class P:\n    def __init__(self, x0: float):\n        self.x0 = x0\n'
+              '    event def boom(self, x: float) when x < self.x0:\n   \t\tif x:\n   \t\t\ts = """a\n\tb"""\n')
+    out = compile_source(before, "p.epy")
+    assert out.split("\n")[4:7] == [" " * 16 + "if x:", " " * 24 + 's = """a', '\tb"""']  # the string as it was
+    tabs = before.replace("    ", "\t").replace("   \t\t", "\t\t")
+    assert compile_source(tabs, "p.epy").split("\n")[4] == "\t\tif x:"  # what libcst reads stays as it was
