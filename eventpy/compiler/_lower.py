@@ -119,9 +119,10 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 continue
             if at_start and t.string == "local" and nxt2 is not None and nxt2.string == ":":
                 _check("local_head", f"local {nxt.string}:", *_at(t.start), path, source)
-                edits.append((t.start, nxt.start, ""))
-                out.locals[t.start[0]] = nxt.string
-                out.local_columns[t.start[0]] = t.start[1] + 1
+                edits.append((t.start, nxt.start, "\\\n" * (nxt.start[0] - t.start[0])))  # `local \`
+                # by the line of the field's name, where Python's statement starts
+                out.locals[nxt.start[0]] = nxt.string
+                out.local_columns[nxt.start[0]] = (t.start if t.start[0] == nxt.start[0] else nxt.start)[1] + 1
             elif (t.string in ("release", "last") and nxt.string != "self" and nxt2 is not None
                   and nxt2.string == "." and (t.string == "last" or at_start)):
                 raise CompileError(f"`{t.string}` works on the object's own fields: `{t.string} self.FIELD`, in a "
@@ -181,9 +182,13 @@ def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: L
     # made of one edit per field: the commas between them, and a line continuation, stay as written
     starts = [t.start] + [sig[e + 1].start for e in ends[:-1]]
     for k, (start, end, f) in enumerate(zip(starts, ends, fields)):
-        head = f"__eventpy__.{word}(self, " if k == 0 else ""
+        stop = sig[end - 1].end
+        head = f"__eventpy__.{word}(" if k == 0 else ""
         tail = ")" if k == len(fields) - 1 else ""
-        edits.append((start, sig[end - 1].end, f'{head}"{f}"{tail}'))
+        # the line ends it spans (`last` then a line end inside brackets, `release \`) stay,
+        # inside the call's brackets: otherwise every later line moved up
+        breaks = "\n" * (stop[0] - start[0])
+        edits.append((start, stop, f'{head}{breaks}{"self, " if k == 0 else ""}"{f}"{tail}'))
         (out.releases if word == "release" else out.lasts).append((*start, f))
     return ends[-1]
 
@@ -204,7 +209,8 @@ def _fstring_lasts(t: tokenize.TokenInfo, edits: list, out: Lowered) -> None:
         for m in _LAST_IN_FIELD.finditer(text, a, b):
             start = _offset_to_pos(t.start, text, m.start())
             end = _offset_to_pos(t.start, text, m.end())
-            edits.append((start, end, f"__eventpy__.released(self).{m.group(1)}"))
+            breaks = "\n" * (end[0] - start[0])  # a field of a triple-quoted f-string may span lines
+            edits.append((start, end, f"__eventpy__.released({breaks}self).{m.group(1)}"))
             out.lasts.append((*start, m.group(1)))
 
 
@@ -319,7 +325,7 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     if name.type != NAME:
         raise CompileError("`event def` needs a method name", *_at(d.end), path, source)
     _check("event_head", f"event def {name.string}", *_at(ev.start), path, source)
-    edits.append((ev.start, d.start, ""))  # `event def` -> `def`
+    edits.append((ev.start, d.start, "\\\n" * (d.start[0] - ev.start[0])))  # `event def` -> `def`
     try:
         colon, when = _header_end(sig, i + 1)
     except CompileError as e:

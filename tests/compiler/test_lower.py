@@ -225,3 +225,17 @@ def test_indentation_mixing_spaces_and_tabs_that_python_accepts_is_rewritten():
     assert out.split("\n")[4:7] == [" " * 16 + "if x:", " " * 24 + 's = """a', '\tb"""']  # the string as it was
     tabs = before.replace("    ", "\t").replace("   \t\t", "\t\t")
     assert compile_source(tabs, "p.epy").split("\n")[4] == "\t\tif x:"  # what libcst reads stays as it was
+
+
+def test_constructs_over_several_lines_keep_the_lines():
+    # each construct's replacement was one line: every line after it moved up
+    before = ("class T:\n    local x: int = 3\n    local \\\n      y: int = 4\n"
+              "    event \\\n  def e(self, n: int) when n > self.x:\n        pass\n"
+              "    def f(self):\n        a = (last\n self.x, last \\\n self . \\\n y)\n"
+              "        release \\\n self.x, \\\n  self.y\n        b = f'''{last\n  self.x}'''\n"
+              "        return a, b\n")
+    out = compile_source(before, "t.epy")
+    assert len(out.split("\n")) == len(before.split("\n")) and out.split("\n")[17] == "        return a, b"
+    ns: dict = {"__name__": "t"}
+    exec(compile(out, "t.epy", "exec", dont_inherit=True), ns)
+    assert ns["T"].__eventpy_locals__ == {"x", "y"} and ns["T"].__new__(ns["T"]).f() == ((3, 4), "3")
