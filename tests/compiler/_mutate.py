@@ -1,6 +1,6 @@
 """Mutated .epy sources for the compiler's fuzz test (test_fuzz.py): the seeds are the programs
 users and tests write (examples/*.epy, the README's .epy blocks, the test programs, the corpus
-check's event class), the mutations what an editor in mid-edit leaves behind: a token or a line
+check's event class alone and after a few standard library modules), the mutations what an editor in mid-edit leaves behind: a token or a line
 deleted, duplicated or moved, a construct's keyword where it does not belong, an odd operator, an
 unbalanced bracket or quote, non-ASCII text, tabs and indentation changes."""
 
@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import re
 import sys
+import sysconfig
 import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# small modules of the standard library with the corpus check's event class appended, as
+# tools/corpus_check.py (test_corpus.py) feeds them: constructs among plain Python
+CORPUS = ("colorsys.py", "bisect.py", "keyword.py")
 
 
 def seeds() -> list[str]:
@@ -20,6 +26,8 @@ def seeds() -> list[str]:
         from corpus_check import EVENT_CLASS
     finally:
         sys.path.remove(str(ROOT / "tools"))
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    corpus = [(stdlib / name).read_text(encoding="utf-8") + EVENT_CLASS for name in CORPUS]
     from _programs import MONITOR
     from test_diagnostics import BASE, SETS
 
@@ -27,7 +35,7 @@ def seeds() -> list[str]:
     blocks = [b for b in re.findall(r"^```python\n(.*?)^```", readme, flags=re.S | re.M)
               if re.search(r"\bevent def\b", b)]
     examples = [p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("examples/**/*.epy"))]
-    return examples + blocks + [textwrap.dedent(MONITOR), BASE, SETS, EVENT_CLASS.lstrip("\n")]
+    return examples + blocks + [textwrap.dedent(MONITOR), BASE, SETS, EVENT_CLASS.lstrip("\n")] + corpus
 
 
 # inserted, or put in a token's place
