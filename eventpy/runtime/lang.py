@@ -244,8 +244,8 @@ class EventObject:
         return obj
 
     def close(self) -> None:
-        """Unsubscribe every event method of this object (called by an override's super().close(),
-        the override's wrapper unsubscribes when the outermost close returns)."""
+        """Unsubscribe every event method of this object. Reached through super().close() from a
+        close of the program's, it leaves that to the wrapper of the outermost close (_closing)."""
         if not _closing_now(self):
             _unsubscribe(self)
 
