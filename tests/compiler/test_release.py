@@ -4,6 +4,7 @@ goes from both old released values to both new ones, never through a state with 
 
 from __future__ import annotations
 
+import collections
 import threading
 
 import pytest
@@ -91,16 +92,19 @@ def test_a_concurrent_observer_sees_both_fields_released_or_neither():
     holder = threading.Thread(target=hold_y)
     holder.start()
     holding.wait(10)
+    queued = threading.Event()
+
+    class Queue(collections.deque):  # y's FIFO queue: says when the release waits there
+        def append(self, ident):
+            super().append(ident)
+            queued.set()
+
+    y_lock._queue = Queue()
     mover = threading.Thread(target=b.commit)
     mover.start()
-    # the release waits for y's lock (FIFO: it is queued there) while it holds x's
-    for _ in range(10_000):
-        with y_lock._cv:
-            if y_lock._queue:
-                break
-        threading.Event().wait(0.001)
-    assert dict(sub.params) == {"x": 0.0, "y": 0.0} and lang.last(b, "x") == 0.0
-    assert y_lock._queue and _lang_fields._state(b).lock("x")._owner == mover.ident
+    assert queued.wait(10)  # the release waits for y's lock...
+    assert _lang_fields._state(b).lock("x")._owner == mover.ident  # ...holding x's
+    assert dict(sub.params) == {"x": 0.0, "y": 0.0} and lang.last(b, "x") == 0.0  # and released nothing
     done.set()
     holder.join(10)
     mover.join(10)
