@@ -11,20 +11,27 @@ def compile_source(source: str, path: str = "<epy>", module_name: str | None = N
     """The Python text of an .epy source; raises CompileError(s) for the user's mistakes."""
     # lark and libcst are imported on the first compilation, not by `import eventpy` (which
     # installs the import hook from this package): a program without .epy modules never loads them
+    from ._lines import translate_newlines
     from ._lower import lower
     from ._rewrite import rewrite
+    from ._source import check_characters
 
     if module_name is None:
         module_name = Path(path).stem if path and not path.startswith("<") else "__main__"
     Where.line = 1
+    # as Python reads it: \r\n and \r end lines as \n does (eventpyc and the import hook read
+    # files so; a str may still hold them); a text with nothing to rewrite comes back as it was
+    text = translate_newlines(source)
     try:
-        lowered = lower(source, path)
-        return rewrite(lowered, module_name, path, source)
+        check_characters(text, path)
+        lowered = lower(text, path)
+        python = rewrite(lowered, module_name, path, text)
+        return source if python == text else python
     except (CompileError, CompileErrors):
         raise
     except RecursionError:
         raise CompileError("the file nests expressions too deeply for eventpyc to rewrite it",
-                           1, 1, path, source) from None
+                           1, 1, path, text) from None
     except Exception as e:  # not the user's mistake: say so, with where it happened
         raise InternalError(path, Where.line, e) from e
 

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
+from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
 
@@ -88,6 +89,21 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return names
 
 
+def _scopes(tree: ast.Module) -> list[tuple[int, int, ast.AST]]:
+    """(first line, last line, node) of every class, function and lambda, outer ones first."""
+    kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    out: list[tuple[int, int, ast.AST]] = []
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, kinds):
+                out.append((child.lineno, child.end_lineno or child.lineno, child))
+            walk(child)
+
+    walk(tree)
+    return out
+
+
 def _star_import(tree: ast.Module) -> bool:
     """`from m import *` may bind any name (a helper called release, say)."""
     return any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree))
@@ -125,12 +141,49 @@ class Analysis:
                 self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
                            "class body", line=line, col=self.lowered.local_columns[line])
         self._check_called_constructs(tree)
-        locals_all = {n for i in self.classes.values() for n in i.locals}
+        self._check_released_fields(tree)
+
+    def _check_released_fields(self, tree: ast.Module) -> None:
+        """`release self.f` and `last self.f` belong in a method of a class that declares `local f`
+        (or inherits it from a base in this file; a base from elsewhere is checked at run time)."""
+        scopes = _scopes(tree)
         for line, col, name in self.lowered.releases + self.lowered.lasts:
-            if name not in locals_all:
-                word = "release" if (line, col, name) in self.lowered.releases else "last"
-                self.error(f"`{word} self.{name}`: {name} is not declared `local` in the class",
-                           line=line, col=col + 1)
+            word = "release" if (line, col, name) in self.lowered.releases else "last"
+            what = f"`{word} self.{name}`"
+            chain = [node for first, end, node in scopes if first <= line <= end]
+            cls = next((n for n in reversed(chain) if isinstance(n, ast.ClassDef)), None)
+            if cls is None:
+                self.error(f"{what} is outside any class: `{word}` works on a `local` field of the object a "
+                           f"method runs on; put it in a method of the class that declares `local {name}: "
+                           "TYPE = VALUE`", line=line, col=col + 1)
+            elif chain[-1] is cls:
+                self.error(f"{what} is in the body of class {cls.name}, outside its methods (no self there): "
+                           f"put it in a method of {cls.name}", line=line, col=col + 1)
+            else:
+                declared = self._local_fields(cls, set())
+                if declared is not None and name not in declared:
+                    info = self.classes[cls]
+                    t = info.field_types.get(name) or (_inferred(info, name) or (None, ""))[0]
+                    self.error(f"{what}: {name} is not declared `local` in class {cls.name}; declare it in the "
+                               f"class body: `local {name}: {t.__name__ if t else 'TYPE'} = VALUE`",
+                               line=line, col=col + 1)
+
+    def _local_fields(self, cls: ast.ClassDef, seen: set[ast.ClassDef]) -> set[str] | None:
+        """The `local` fields of a class and its bases, or None when a base is not a class of
+        this file the compiler can tell apart by its name (then the run time checks)."""
+        out = set(self.classes[cls].locals)
+        seen.add(cls)
+        for b in cls.bases:
+            if isinstance(b, ast.Name) and b.id == "object":
+                continue
+            found = [c for c in self.classes if isinstance(b, ast.Name) and c.name == b.id]
+            if len(found) != 1 or found[0] in seen:
+                return None
+            more = self._local_fields(found[0], seen)
+            if more is None:
+                return None
+            out |= more
+        return out
 
     def _check_called_constructs(self, tree: ast.Module) -> None:
         """`release(self.f)` and `last(self.f)` written as calls: Python would read a call of an
@@ -250,6 +303,10 @@ class Analysis:
             return None
         schema = {}
         for p in params[1:]:
+            if p.arg.startswith("_") or p.arg in RESERVED:  # the event type would refuse it
+                self.error(f"event parameter {p.arg!r}: an event's attributes cannot start with '_' or be "
+                           f"{', '.join(sorted(RESERVED))} (an event reads them as its own members); rename it", p)
+                return None
             t = _annotated(p.annotation)
             if t is None:
                 what = "has no annotation" if p.annotation is None else "has an unsupported type"

@@ -3,6 +3,10 @@ are `CompileError`s; anything else escaping the compiler is reported as an inter
 
 from __future__ import annotations
 
+import re
+
+from ._lines import translate_newlines
+
 
 class CompileError(Exception):
     def __init__(self, message: str, line: int = 0, column: int = 0, path: str = "<epy>",
@@ -16,10 +20,12 @@ class CompileError(Exception):
 
     def render(self) -> str:
         head = f"{self.path}:{self.line}:{self.column}: error: {self.message}"
-        lines = self.source.splitlines()
+        lines = translate_newlines(self.source).split("\n")  # as Python numbers them (_lines)
         if not (0 < self.line <= len(lines)):
             return head
-        text = lines[self.line - 1].expandtabs(1)
+        # a tab as one space, under which the caret is counted; a lone surrogate (only a str
+        # holds one) as U+FFFD, which can be printed
+        text = re.sub("[\ud800-\udfff]", "\ufffd", lines[self.line - 1].expandtabs(1))
         return f"{head}\n    {text}\n    {' ' * max(0, self.column - 1)}^"
 
     def __str__(self) -> str:

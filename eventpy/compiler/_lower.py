@@ -5,14 +5,15 @@ Every line keeps its number; a file without constructs comes out as exactly its 
     event def m(self, a: T) when GUARD:   ->  def m(self, a: T) -> __eventpy__.when('GUARD', L, C):
     local f: T = v                         ->  f: T = v                (f recorded as a local field)
     release self.f                         ->  __eventpy__.release(self, "f")
-    release self.a, self.b                 ->  __eventpy__.release(self, "a"), __eventpy__.release(self, "b")
+    release self.a, self.b                 ->  __eventpy__.release(self, "a", "b")   (both at once)
     last self.f                            ->  __eventpy__.last(self, "f")
 
 The five words are constructs only where Python itself could not read them (`event def`,
 `release self`, `last self`, `local NAME :` at the start of a statement, `when` in an event def
 header); everywhere else they stay ordinary names. Strings and comments are tokens, so nothing
-inside them is touched, except `last self.f` in a replacement field of an f-string, which Python 3.11
-hands over as one token (the quote inside is the one the f-string does not use).
+inside them is touched, except `last self.f` in a replacement field of an f-string (or of an f-string
+nested in one), which Python 3.11 hands over as one token: there it becomes
+`__eventpy__.released(self).f`, which needs no quote.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from lark.exceptions import UnexpectedInput
 
 from ..guards._parse import grammar_text
 from ._diagnostics import CompileError
+from ._lines import lines as split_lines
 
 NAME, OP = tokenize.NAME, tokenize.OP
 _SKIP = {tokenize.NL, tokenize.COMMENT}
@@ -117,9 +119,10 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                 continue
             if at_start and t.string == "local" and nxt2 is not None and nxt2.string == ":":
                 _check("local_head", f"local {nxt.string}:", *_at(t.start), path, source)
-                edits.append((t.start, nxt.start, ""))
-                out.locals[t.start[0]] = nxt.string
-                out.local_columns[t.start[0]] = t.start[1] + 1
+                edits.append((t.start, nxt.start, "\\\n" * (nxt.start[0] - t.start[0])))  # `local \`
+                # by the line of the field's name, where Python's statement starts
+                out.locals[nxt.start[0]] = nxt.string
+                out.local_columns[nxt.start[0]] = (t.start if t.start[0] == nxt.start[0] else nxt.start)[1] + 1
             elif (t.string in ("release", "last") and nxt.string != "self" and nxt2 is not None
                   and nxt2.string == "." and (t.string == "last" or at_start)):
                 raise CompileError(f"`{t.string}` works on the object's own fields: `{t.string} self.FIELD`, in a "
@@ -140,6 +143,10 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
     for start, end, repl in edits:
         if start[0] == end[0] and "\n" not in repl:
             out.shifts.setdefault(start[0], []).append((start[1], len(repl) - (end[1] - start[1]), len(repl)))
+        elif start[0] != end[0]:  # a guard over several lines: its last line starts with the edit's
+            head, tail = repl.split("\n", 1)[0], repl.rsplit("\n", 1)[-1]
+            out.shifts.setdefault(start[0], []).append((start[1], 0, len(head)))  # the rest of the line
+            out.shifts.setdefault(end[0], []).append((0, len(tail) - end[1], len(tail)))
     return out
 
 
@@ -171,9 +178,17 @@ def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: L
             and sig[ends[-1]].string not in (";", ""):
         raise CompileError("`release` takes fields only: release self.f (or several: release self.a, self.b)",
                            *_at(sig[ends[-1]].start), path, source)
-    starts = [t.start] + [sig[e + 1].start for e in ends[:-1]]  # one edit per field: no line merges
-    for start, end, f in zip(starts, ends, fields):
-        edits.append((start, sig[end - 1].end, f'__eventpy__.{word}(self, "{f}")'))
+    # one call for all the fields (the runtime releases them together, under all their locks),
+    # made of one edit per field: the commas between them, and a line continuation, stay as written
+    starts = [t.start] + [sig[e + 1].start for e in ends[:-1]]
+    for k, (start, end, f) in enumerate(zip(starts, ends, fields)):
+        stop = sig[end - 1].end
+        head = f"__eventpy__.{word}(" if k == 0 else ""
+        tail = ")" if k == len(fields) - 1 else ""
+        # the line ends it spans (`last` then a line end inside brackets, `release \`) stay,
+        # inside the call's brackets: otherwise every later line moved up
+        breaks = "\n" * (stop[0] - start[0])
+        edits.append((start, stop, f'{head}{breaks}{"self, " if k == 0 else ""}"{f}"{tail}'))
         (out.releases if word == "release" else out.lasts).append((*start, f))
     return ends[-1]
 
@@ -182,30 +197,37 @@ _LAST_IN_FIELD = re.compile(r"(?<![\w.])last\s+self\s*\.\s*([A-Za-z_]\w*)")
 
 
 def _fstring_lasts(t: tokenize.TokenInfo, edits: list, out: Lowered) -> None:
-    """`last self.f` inside the replacement fields of an f-string token."""
+    """`last self.f` inside the replacement fields of an f-string token (and of the f-strings
+    nested in them). Lowered without a quote — `__eventpy__.released(self).f` — because a field
+    of an f-string nested in another may use neither quote (Python 3.11)."""
     text = t.string
     prefix = len(text) - len(text.lstrip("rRbBfFuU"))
     if "f" not in text[:prefix].lower():
         return
-    quote = "'" if text[prefix] == '"' else '"'
     inside = _field_spans(text, prefix + 1)
     for a, b in inside:
         for m in _LAST_IN_FIELD.finditer(text, a, b):
             start = _offset_to_pos(t.start, text, m.start())
             end = _offset_to_pos(t.start, text, m.end())
-            edits.append((start, end, f"__eventpy__.last(self, {quote}{m.group(1)}{quote})"))
+            breaks = "\n" * (end[0] - start[0])  # a field of a triple-quoted f-string may span lines
+            edits.append((start, end, f"__eventpy__.released({breaks}self).{m.group(1)}"))
             out.lasts.append((*start, m.group(1)))
 
 
-def _field_spans(text: str, k: int) -> list[tuple[int, int]]:
+_FSTRING_PREFIX = re.compile(r"(?<!\w)[rRbBfFuU]{1,2}$")
+
+
+def _field_spans(text: str, k: int, stop: int | None = None) -> list[tuple[int, int]]:
     """The spans of Python code inside the replacement fields of an f-string token, from offset
-    k: not the literal text (`{{` and `}}` included), not a format spec or conversion (where a
-    quote is a fill character: f"{x:'>9}"), not a string inside a field (whose braces and
-    words are text: f"{'}' + s}", f"{'last self.x'}"). A nested field in a spec is code again."""
+    k to stop: not the literal text (`{{` and `}}` included), not a format spec or conversion
+    (where a quote is a fill character: f"{x:'>9}"), not a string inside a field (whose braces
+    and words are text: f"{'}' + s}", f"{'last self.x'}") unless that string is an f-string,
+    whose own fields are code again (f"{f'{x}'}"), as is a nested field in a spec."""
+    stop = len(text) if stop is None else stop
     spans: list[tuple[int, int]] = []
     stack: list[list] = []  # per open field: ["code" or "spec", open brackets]
     start = k
-    while k < len(text):
+    while k < stop:
         c = text[k]
         if not stack or stack[-1][0] == "spec":  # literal text, or a format spec
             if not stack and text[k:k + 2] in ("{{", "}}"):
@@ -221,7 +243,12 @@ def _field_spans(text: str, k: int) -> list[tuple[int, int]]:
         field = stack[-1]
         if c in "'\"":
             spans.append((start, k))
-            k = start = _string_end(text, k)
+            end = min(_string_end(text, k), stop)
+            letters = _FSTRING_PREFIX.search(text, start, k)
+            if letters and "f" in letters.group().lower():
+                q = 3 if text[k:k + 3] in ("'''", '"""') else 1
+                spans += _field_spans(text, k + q, max(k + q, end - q))
+            k = start = end
             continue
         if c in "([{":
             field[1] += 1
@@ -237,7 +264,7 @@ def _field_spans(text: str, k: int) -> list[tuple[int, int]]:
                 field[0] = "spec"
         k += 1
     if stack and stack[-1][0] == "code":
-        spans.append((start, len(text)))
+        spans.append((start, stop))
     return spans
 
 
@@ -298,7 +325,7 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     if name.type != NAME:
         raise CompileError("`event def` needs a method name", *_at(d.end), path, source)
     _check("event_head", f"event def {name.string}", *_at(ev.start), path, source)
-    edits.append((ev.start, d.start, ""))  # `event def` -> `def`
+    edits.append((ev.start, d.start, "\\\n" * (d.start[0] - ev.start[0])))  # `event def` -> `def`
     try:
         colon, when = _header_end(sig, i + 1)
     except CompileError as e:
@@ -320,13 +347,15 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     line, col = g0[0], g0[1] + 1
     pieces = guard.split("\n")
     literal = "\n".join(repr(p + ("\n" if k < len(pieces) - 1 else "")) for k, p in enumerate(pieces))
-    edits.append((sig[when - 1].end, g1, f" -> __eventpy__.when({literal}, {line}, {col})"))
+    # `when \` with the guard on the next line: those line ends stay (inside the call's brackets)
+    breaks = "\n" * (g0[0] - sig[when - 1].end[0])
+    edits.append((sig[when - 1].end, g1, f" -> __eventpy__.when({breaks}{literal}, {line}, {col})"))
     out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, guard, line, col))
     return colon + 1
 
 
 def _slice(source: str, start: tuple[int, int], end: tuple[int, int]) -> str:
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source, keepends=True)
     if start[0] == end[0]:
         return lines[start[0] - 1][start[1]:end[1]]
     parts = [lines[start[0] - 1][start[1]:]]
@@ -337,7 +366,7 @@ def _slice(source: str, start: tuple[int, int], end: tuple[int, int]) -> str:
 
 def _apply(source: str, edits: list) -> str:
     """Replace (start, end) spans, given as (line, col) pairs, last first."""
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source, keepends=True)
     offsets = [0]
     for ln in lines:
         offsets.append(offsets[-1] + len(ln))

@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 from types import CodeType
 
+from ._lines import lines, translate_newlines
+
 
 def compile_epy(python: str, source: str, path: str) -> CodeType:
     """Compile the generated `python` of the .epy `source` with the .epy file's columns."""
-    shifts = _shifts(python.splitlines(), source.splitlines())
+    shifts = _shifts(lines(python), lines(translate_newlines(source)))
     tree = ast.parse(python, path)
     if shifts:
         for node in ast.walk(tree):

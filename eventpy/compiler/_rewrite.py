@@ -12,12 +12,16 @@ reported at compile time with the position in the .epy file.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
+from typing import Iterator
 
 import libcst as cst
 
 from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
 from ._imports import place_import
+from ._lines import lines as split_lines
 from ._lower import Lowered
 
 RUNTIME = "__eventpy__"
@@ -125,6 +129,82 @@ class _Rewrite(cst.CSTTransformer):
         return cst.With(items=[cst.WithItem(call)], body=body, leading_lines=updated.leading_lines)
 
 
+def _line_starts(snippet: str) -> Iterator[tuple[tokenize.TokenInfo, tokenize.TokenInfo | None]]:
+    """Each token that starts a line of code or of comment (after a line end, or first), with
+    the token before it (INDENT and DEDENT aside)."""
+    prev: tokenize.TokenInfo | None = None
+    for tok in tokenize.generate_tokens(io.StringIO(snippet).readline):
+        if tok.type in (tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if prev is None or prev.type in (tokenize.NEWLINE, tokenize.NL):
+            yield tok, prev
+        prev = tok
+
+
+def _leading_continuations(snippet: str) -> str:
+    """A line holding nothing but a backslash where a statement starts: Python takes the
+    statement's indentation from it, and libcst drops it, a line with it (every later line moved
+    up), or the indentation, or cannot parse it after a `def ...:`. Each such line is left blank
+    and the statement's indentation is written where its text starts: the same statement, on the
+    same line."""
+    if "\\\n" not in snippet:
+        return snippet
+    lines = snippet.split("\n")
+    for tok, prev in _line_starts(snippet):
+        gap = range(prev.end[0] + 1 if prev else 1, tok.start[0])  # lines without a token
+        if gap and all(lines[g - 1].strip() == "\\" for g in gap):
+            # CPython takes the indentation of the first of them that has one; a `\\` at
+            # column 0 lets the next line's count (after only those: the statement's own)
+            row = tok.start[0]
+            spaces = [lines[g - 1][:len(lines[g - 1]) - len(lines[g - 1].lstrip())] for g in gap]
+            indent = next((w for w in spaces if w), lines[row - 1][:tok.start[1]])
+            for g in gap:
+                lines[g - 1] = ""
+            lines[row - 1] = indent + lines[row - 1][tok.start[1]:]
+    return "\n".join(lines)
+
+
+def _spaces_for_tabs(snippet: str) -> str:
+    """Indentation with tabs as CPython counts it (to the next multiple of 8), in spaces. libcst
+    counts a mix of spaces and tabs otherwise and refused indentation CPython accepts ("no
+    matching outer block for dedent"); only a snippet libcst refused is given to it so."""
+    lines = snippet.split("\n")
+    for tok, _ in _line_starts(snippet):
+        row, col = tok.start
+        if "\t" in lines[row - 1][:col]:
+            lines[row - 1] = lines[row - 1][:col].expandtabs(8) + lines[row - 1][col:]
+    return "\n".join(lines)
+
+
+def _syntax_position(e: SyntaxError, lowered: Lowered, source: str) -> tuple[int, int]:
+    """Where in the .epy file Python's syntax error is (in the lowered text: the same lines)."""
+    lines = lowered.text.split("\n")
+    line = min(max(1, e.lineno or 1), len(lines))
+    text = lines[line - 1]
+    offset = _fstring_offset(e, text)
+    if offset < 1:  # "expected an indented block" names the line, at offset 0: its first character
+        offset = len(text) - len(text.lstrip()) + 1
+    column = lowered.original_column(line, min(offset, len(text) + 1))
+    # inside a guard's lines (a string literal in the lowered text) no column maps exactly
+    return line, min(column, len(source.split("\n")[line - 1]) + 1)
+
+
+def _fstring_offset(e: SyntaxError, line: str) -> int:
+    """The error's column in its line. CPython 3.11 parses a replacement field of an f-string as
+    its own text in parentheses, and an error there has its offset in that text: `(last self.)`,
+    offset 2 (it showed as column 2 of the file's line). The field is found in the line."""
+    text = (e.text or "").rstrip("\n")
+    offset = e.offset or 0
+    if not (e.msg.startswith("f-string") and text.startswith("(") and line):
+        return offset
+    inner = text[1:]
+    for probe in (inner, inner[:-1]):
+        at = line.find(probe) if probe else -1
+        if at >= 0:
+            return min(max(1, at + offset - 1), len(line) + 1)
+    return line.find("{") + 1 or 1  # not found (a field over several lines): the first field
+
+
 def _binding(top_level: bool) -> cst.BaseExpression:
     """No line before the first statement can take the import, so every rewritten class binds
     the runtime in its header (bases run before the body, and any generated code runs after some
@@ -156,8 +236,8 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
         tree = ast.parse(lowered.text, name)
         compile(tree, name, "exec", dont_inherit=True)
     except SyntaxError as e:
-        line = e.lineno or 0
-        raise CompileError(e.msg, line, lowered.original_column(line, e.offset or 0), path, source) from None
+        line, column = _syntax_position(e, lowered, source)
+        raise CompileError(e.msg, line, column, path, source) from None
     if not lowered.changed:
         return lowered.text
     analysis = Analysis(lowered, module_name, path, source)
@@ -166,7 +246,7 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
         raise analysis.errors[0] if len(analysis.errors) == 1 else _many(analysis.errors)
     marked = ({e.line for e in lowered.events} | set(lowered.locals)
               | {r[0] for r in lowered.releases} | {r[0] for r in lowered.lasts})
-    lines = lowered.text.splitlines(keepends=True)
+    lines = split_lines(lowered.text, keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     snippets = []
@@ -180,9 +260,17 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
     bind_in_header = not place_import(lines, tree)
     for first, last, infos in reversed(snippets):
         Where.line = first
-        module = cst.parse_module("".join(lines[first - 1:last]))
-        new = module.visit(_Rewrite(infos, bind_in_header=bind_in_header))
-        lines[first - 1:last] = [new.code]
+        snippet = _leading_continuations("".join(lines[first - 1:last]))
+        try:
+            module = cst.parse_module(snippet)
+        except cst.ParserSyntaxError:
+            module = cst.parse_module(_spaces_for_tabs(snippet))
+        code = module.visit(_Rewrite(infos, bind_in_header=bind_in_header)).code
+        if snippet.endswith("\n") and not code.endswith("\n"):
+            # libcst takes a text ending in "\\\n" for one without a final newline even when the
+            # backslash ends a comment (its PR #119), and drops it: the next line joined the comment
+            code += "\n"
+        lines[first - 1:last] = [code]
     text = "".join(lines)
     return text if lowered.text.endswith("\n") or not text.endswith("\n") else text[:-1]
 

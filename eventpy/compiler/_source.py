@@ -5,6 +5,7 @@ what Python accepts; eventpyc writes its output in the encoding the source was r
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 
 from ._diagnostics import CompileError
@@ -38,3 +39,23 @@ def _unreadable(message: str, data: bytes, encoding: str, at: int, path: str) ->
     column = len(data[start:at].decode(encoding, errors="replace")) + 1
     shown = data.decode(encoding, errors="replace")
     return CompileError(f"cannot read the file: {message}", line, column, path, shown)
+
+
+_UNCOMPILABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def check_characters(text: str, path: str) -> None:
+    """Characters Python compiles in no place, said where they are (Python names no position for
+    a NUL, and a lone surrogate — only in a str, no file decodes to one — stopped it with a
+    UnicodeEncodeError)."""
+    m = _UNCOMPILABLE.search(text)
+    if m is None:
+        return
+    line = text.count("\n", 0, m.start()) + 1
+    column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    if m.group() == "\x00":
+        message = "the source contains a NUL character (\\x00), which Python source cannot hold; remove it"
+    else:
+        message = (f"the source contains a lone surrogate (U+{ord(m.group()):04X}), which no encoding can "
+                   "store; remove it, or decode the file without errors='surrogateescape'")
+    raise CompileError(message, line, column, path, text)

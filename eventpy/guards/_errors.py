@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 
+def source_lines(text: str) -> list[str]:
+    """The lines of a guard as lark counts them: split at "\n" only (str.splitlines also splits
+    at \x0c, \u2028 and others, which are characters inside a line for lark and for Python)."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 class GuardError(ValueError):
     """A guard outside the language, or ill-typed. `str()` names the part and says why."""
 
@@ -16,7 +25,8 @@ class GuardError(ValueError):
     def render(self, filename: str = "<guard>") -> str:
         if not self.line:
             return self.message
-        text = self.source.splitlines()[self.line - 1] if self.source else ""
+        lines = source_lines(self.source)
+        text = lines[self.line - 1] if self.source and self.line <= len(lines) else ""
         head = f"{filename}:{self.line}:{self.column}: error: {self.message}"
         if not text:
             return head

@@ -11,7 +11,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import _ast as A
-from ._errors import GuardError
+from ._errors import GuardError, source_lines
 from ._exprs import FUNCTIONS
 
 
@@ -112,11 +112,14 @@ _HINTS = {
 
 def _hint(text: str, line: int, column: int, tok: str) -> str:
     """What to do instead, for the Python a guard does not take (\"\" when there is no hint)."""
-    lines = text.splitlines() or [""]
+    lines = source_lines(text)
     src = lines[line - 1] if 0 < line <= len(lines) else ""
     before = src[:column - 1]
     if (tok == "[" and _AFTER_IN.search(before)) or (tok == "," and _AFTER_IN.search(before[:_opened(before)])):
         return _SET_HINT
+    if tok == "self" and re.search(r"\blast\s*$", before):  # `name self` is no guard either: only after last
+        return ("; `last` is not needed in a guard: a guard reads the released value of a `local` field "
+                "already (write self.f)")
     if tok == "(" and _AFTER_FIELD.search(before):
         return f"; a field cannot be called in a guard (only {', '.join(FUNCTIONS)} can)"
     if tok == "." and _AFTER_FIELD.search(before):
@@ -144,17 +147,17 @@ def parse_guard(text: str) -> A.Node:
     try:
         tree = _parser().parse(text)
     except UnexpectedEOF:
-        lines = text.splitlines() or [""]
+        lines = source_lines(text)
         raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
     except UnexpectedToken as e:
         tok: Token = e.token
         if tok.type == "$END":
-            lines = text.splitlines() or [""]
+            lines = source_lines(text)
             raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
         raise GuardError(f"unexpected {str(tok)!r} in guard" + _hint(text, e.line, e.column, str(tok)),
                          text, e.line, e.column) from None
     except UnexpectedCharacters as e:
-        ch = text.splitlines()[e.line - 1][e.column - 1] if text else "?"
+        ch = source_lines(text)[e.line - 1][e.column - 1] if text else "?"
         raise GuardError(f"unexpected character {ch!r} in guard" + _hint(text, e.line, e.column, ch),
                          text, e.line, e.column) from None
     except UnexpectedInput as e:  # pragma: no cover - other lark input errors

@@ -8,6 +8,7 @@ import threading
 from collections import deque
 from typing import Any, Callable, Iterable
 
+from ._boundary import callers_mistake
 from ._params import freeze, short as _short
 
 
@@ -90,10 +91,18 @@ def subscriptions_of(obj: Any) -> list[Any]:
 
 def _publish_field(obj: Any, field: str, value: Any) -> None:
     """Send the new guard-visible value of a field to every subscription that reads it."""
+    _publish_fields(obj, {field: value})
+
+
+def _publish_fields(obj: Any, values: dict[str, Any]) -> None:
+    """Send several fields' new values together: each subscription gets them in one update (one
+    recomputation of its variables, one UPD), so neither its broker nor its local filter ever
+    holds some of them new and the others old."""
     st = _state(obj)
     for sub, fields in st.subs:
-        if field in fields and not sub.closed:
-            sub._apply({field: _frozen(value)})  # checked before it was stored (_check_field)
+        mine = {f: _frozen(v) for f, v in values.items() if f in fields}
+        if mine and not sub.closed:
+            sub._apply(mine)  # checked before they were stored (_check_fields)
 
 
 def _check_field(obj: Any, field: str, value: Any, written: Callable[[], str] | str = "") -> None:
@@ -101,13 +110,19 @@ def _check_field(obj: Any, field: str, value: Any, written: Callable[[], str] | 
     refused store leaves the object as it was (the field and the subscriptions agree).
     `written`: what the program wrote, for the message (default `Class.field = value`); a callable
     is called only when a refusal needs it (a repr on every store cost every store)."""
+    _check_fields(obj, {field: value}, written)
+
+
+def _check_fields(obj: Any, values: dict[str, Any], written: Callable[[], str] | str = "") -> None:
+    """`_check_field` for several fields stored together: all are checked before any is stored."""
     for sub, fields in _state(obj).subs:
-        if field in fields and not sub.closed:
+        mine = {f: v for f, v in values.items() if f in fields}
+        if mine and not sub.closed:
             try:
-                sub.check(**{field: value})
+                sub.check(**mine)
             except (TypeError, ValueError) as e:
-                what = (written() if callable(written) else written) or \
-                    f"{type(obj).__qualname__}.{field} = {_short(value)}"
+                what = (written() if callable(written) else written) or ", ".join(
+                    f"{type(obj).__qualname__}.{f} = {_short(v)}" for f, v in values.items())
                 raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name})") from None
 
 
@@ -141,7 +156,11 @@ class GuardField:
         lock = st.lock(self.name)
         with lock:
             if not self.local:
-                _check_field(obj, self.name, _frozen(value), written)
+                try:
+                    _check_field(obj, self.name, _frozen(value), written)
+                except (TypeError, ValueError) as e:
+                    callers_mistake(e)
+                    raise  # from the line of the store (_boundary)
             obj.__dict__[self.name] = value
             if self.local:
                 return  # the guard sees the released copy (Fig. 33)
@@ -179,9 +198,13 @@ def _mutator(name: str) -> Callable:
         owner = self._owner
         if owner is not None and self._field not in getattr(type(owner), "__eventpy_locals__", ()):
             trial = set(self)  # refused before it happens, like a store (sets in guards are small)
-            base(trial, *args)
-            _check_field(owner, self._field, frozenset(trial),
-                         lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
+            try:
+                base(trial, *args)
+                _check_field(owner, self._field, frozenset(trial),
+                             lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
+            except (TypeError, ValueError) as e:
+                callers_mistake(e)
+                raise  # from the line of the call (_boundary)
         result = base(self, *args)
         self._changed()
         return self if name.startswith("__i") else result
@@ -198,7 +221,7 @@ for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_
 
 class assigning:
     """`with assigning(self, "a", "b"): self.a, self.b = ...` — Fig. 13 around one statement:
-    the fields' FIFO locks (in name order), the store, then one update per field, then release."""
+    the fields' FIFO locks (in name order), the store, then the update of all of them, then release."""
 
     __slots__ = ("obj", "fields", "locks")
 
@@ -218,24 +241,49 @@ class assigning:
         st = _state(self.obj)
         try:
             locals_ = getattr(type(self.obj), "__eventpy_locals__", ())
+            done = {}
             for f in self.fields:
                 if f in st.pending and st.locks[f]._depth == 1:
                     value = st.pending.pop(f)
                     if f not in locals_:
-                        _publish_field(self.obj, f, value)
+                        done[f] = value
+            if done:  # `self.a, self.b = ...`: one update, as release sends it
+                _publish_fields(self.obj, done)
         finally:
             for lk in reversed(self.locks):
                 lk.release()
 
 
-def release(obj: Any, field: str) -> None:
-    """`release self.f`: the local copy becomes the one the guard sees (an instrumented store)."""
+def release(obj: Any, *fields: str) -> None:
+    """`release self.f` (or `release self.a, self.b`): the local copies become the ones the guard
+    sees — one instrumented store of all of them (Fig. 13 around Fig. 33's `f = local$f`): their
+    FIFO locks are taken together, in name order as `assigning` takes them (so the two cannot
+    deadlock), every value is checked before any is released, and each subscription gets the new
+    values in one update. Released one by one, another thread, the local filter or a broker could
+    see `a` released and `b` not."""
+    declared = getattr(type(obj), "__eventpy_locals__", ())
+    for f in fields:  # the compiler checks what it can see; a base class from elsewhere is checked here
+        if f not in declared:
+            raise AttributeError(f"release self.{f}: {type(obj).__qualname__} has no `local` field {f}; declare "
+                                 f"it in the class body: `local {f}: TYPE = VALUE`")
     st = _state(obj)
-    with st.lock(field):
-        value = obj.__dict__[field]
-        _check_field(obj, field, _frozen(value), lambda: f"release self.{field} (= {_short(value)})")
-        st.released[field] = _frozen(value)  # a snapshot: later local changes of a set stay local
-        _publish_field(obj, field, value)
+    locks = [st.lock(f) for f in sorted(set(fields))]
+    for lk in locks:
+        lk.acquire()
+    try:
+        values = {f: obj.__dict__[f] for f in dict.fromkeys(fields)}
+        frozen = {f: _frozen(v) for f, v in values.items()}  # snapshots: later local changes of a set stay local
+        try:
+            _check_fields(obj, frozen, lambda: f"release {', '.join(f'self.{f}' for f in values)} "
+                                               f"(= {', '.join(_short(v) for v in values.values())})")
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the line of the release (_boundary)
+        st.released.update(frozen)
+        _publish_fields(obj, values)
+    finally:
+        for lk in reversed(locks):
+            lk.release()
 
 
 def last(obj: Any, field: str) -> Any:
@@ -245,3 +293,16 @@ def last(obj: Any, field: str) -> Any:
         return st.released[field]
     except KeyError:
         raise AttributeError(f"self.{field} was never released") from None
+
+
+class released:
+    """`last self.f` inside an f-string: `released(self).f` is `last(self, "f")`, spelled without
+    a quote (a field of an f-string nested in another may use neither quote in Python 3.11)."""
+
+    __slots__ = ("__obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.__obj = obj
+
+    def __getattr__(self, field: str) -> Any:  # any name but the slot, which is found first
+        return last(self.__obj, field)

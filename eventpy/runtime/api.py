@@ -20,6 +20,7 @@ from collections.abc import Mapping as _MappingABC
 from typing import Any, Callable, Mapping
 
 from ..guards import SUBSCRIBED_AT, compile_guard
+from ._boundary import callers_mistake
 from ._executor import _here, handled_event, in_callback
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import ClientCore, SubscriptionState, UpdateMonitor
@@ -124,7 +125,11 @@ class Subscription:
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""
-        self.check(**params)
+        try:
+            self.check(**params)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the caller's line (_boundary)
         self._apply(params)
 
     def _apply(self, params: Mapping[str, Any]) -> None:
@@ -275,6 +280,16 @@ class Node:
         """Publish an event; returns at once (000 §4.2), unless MAX_OUTBOX messages already wait for
         a broker that is not taking them: then it waits for room (backpressure) and raises
         TimeoutError after PUBLISH_WAIT seconds without publishing (eventpy.runtime.embedded)."""
+        try:
+            values = self._values(etype, attrs)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the caller's line (_boundary)
+        self._publish_values(etype, values)
+
+    def _values(self, etype: EventType, attrs: Mapping[str, Any]) -> tuple:
+        """The attributes of an event checked against its type (and the frame limit): in schema
+        order, or TypeError / ValueError saying which attribute is wrong and why."""
         if not isinstance(etype, EventType):
             raise TypeError(f"publish needs an EventType, got {type(etype).__name__}")
         values = etype.values_from(attrs)
@@ -285,6 +300,10 @@ class Node:
                 if len(values[i]) > per:
                     check_fits(self._max_frame, f"{etype.name}: attribute", [(etype.attrs[j], values[j]) for j in texts])
                     break
+        return values
+
+    def _publish_values(self, etype: EventType, values: tuple) -> None:
+        """`publish` of values `_values` checked."""
         seq = self._local.publish(etype, values)
         if _here.running:  # asked inline: publish is the hot path
             _published_by_callback(self.name, seq)

@@ -32,12 +32,14 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
-from ._lang_fields import FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, subscriptions_of
+from ._boundary import callers_mistake
+from ._lang_fields import (FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, released,
+                           subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
-           "node", "release", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
+           "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
 
 _node_lock = threading.Lock()
 _default_node: Any = None
@@ -98,17 +100,40 @@ class EventMethod:
             return types.MethodType(self.func, obj)
         caller = self.__dict__.get("_caller")
         if caller is None:  # what `Class.m` is: it publishes, and help() shows the method's own text
-            def caller(*args: Any, **kwargs: Any) -> None:
-                self.publish(*args, **kwargs)
+            caller = self._caller = self._make_caller()
+        return caller
 
-            for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-                setattr(caller, attr, getattr(self.func, attr, None))
-            caller.__signature__ = self.signature  # type: ignore[attr-defined]
-            caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
-            self._caller = caller
+    def _make_caller(self) -> Callable[..., None]:
+        etype = self.etype
+
+        def caller(*args: Any, **kwargs: Any) -> None:
+            # the arguments are checked first, each check in a `try` of its own: a mistake in them
+            # is raised from the caller's line (_boundary), with no frame of eventpy below it
+            try:
+                attrs = self._arguments(args, kwargs)
+            except TypeError as e:
+                callers_mistake(e)
+                raise
+            n = node()
+            try:
+                values = n._values(etype, attrs)
+            except (TypeError, ValueError) as e:
+                callers_mistake(e)
+                raise
+            n._publish_values(etype, values)
+
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(caller, attr, getattr(self.func, attr, None))
+        caller.__signature__ = self.signature  # type: ignore[attr-defined]
+        caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
         return caller
 
     def publish(self, *args: Any, **kwargs: Any) -> None:
+        """Publish an event of this method's type: what `Class.m(...)` does."""
+        self.__get__(None, self.owner)(*args, **kwargs)
+
+    def _arguments(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The event's attributes from the arguments of a call `Class.m(...)`."""
         if args and isinstance(args[0], EventObject) and not isinstance(args[0], (int, float, str)):
             # `Base.m(self, ...)` in an override, Python's old spelling of super().m(...): here it
             # publishes, with the object as the first attribute; said before the arguments are
@@ -122,7 +147,7 @@ class EventMethod:
         except TypeError as e:
             raise TypeError(f"{self.etype.name}: {e}") from None
         bound.apply_defaults()
-        node().publish(self.etype, **bound.arguments)
+        return bound.arguments
 
     def check_fields(self, env: dict[str, Any]) -> None:
         """The fields' first values against the class's annotations and, for the fields it does
@@ -196,9 +221,14 @@ class EventObject:
         cls.__eventpy_events__ = events
         cls.__eventpy_fields__ = fields
         cls.__eventpy_locals__ = frozenset(local_fields)
-        own_close = cls.__dict__.get("close")
-        if inspect.isfunction(own_close) and not getattr(own_close, "__eventpy_closing__", False):
-            cls.close = _closing(own_close)  # type: ignore[method-assign]
+        # the close Python's lookup finds (the class's own, a base's, a plain mixin's): unless it
+        # is EventObject's or already wrapped, this class gets it wrapped, so that it unsubscribes
+        # (the mixin itself stays as it was: other classes may use it)
+        where = next(k for k in cls.__mro__ if "close" in k.__dict__)
+        found = where.__dict__["close"]
+        if (inspect.isfunction(found) and where is not EventObject
+                and not getattr(found, "__eventpy_closing__", False)):
+            cls.close = _closing(found)  # type: ignore[method-assign]
         init = cls.__dict__.get("__init__")
         if init is None:  # inherited: wrap the original, so that this class subscribes too
             init = getattr(cls.__init__, "__wrapped__", cls.__init__)
@@ -214,8 +244,10 @@ class EventObject:
         return obj
 
     def close(self) -> None:
-        """Unsubscribe every event method of this object."""
-        _unsubscribe(self)
+        """Unsubscribe every event method of this object. Reached through super().close() from a
+        close of the program's, it leaves that to the wrapper of the outermost close (_closing)."""
+        if not _closing_now(self):
+            _unsubscribe(self)
 
     def __enter__(self) -> Any:
         return self
@@ -232,16 +264,32 @@ def _unsubscribe(obj: Any) -> None:
     st.subs.clear()
 
 
+_closes = threading.local()  # .objects: id -> how many wrapped closes of it this thread is inside
+
+
+def _closing_now(obj: Any) -> bool:
+    return id(obj) in getattr(_closes, "objects", {})
+
+
 def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
-    """A class's own `close` unsubscribes the object after it runs, whether or not it calls
-    super().close(): an object its program closed must not go on receiving events."""
+    """A user-defined `close` (the class's own or inherited) unsubscribes the object after it
+    runs, whether or not it calls super().close(): an object its program closed must not go on
+    receiving events. In a chain of closes (super().close() reaching another wrapped close, or
+    EventObject.close) only the outermost unsubscribes, once, when its body has returned: the
+    code after super().close() still runs on a subscribed object, as it would without EventPy."""
 
     @functools.wraps(close)
     def closing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        objects = _closes.__dict__.setdefault("objects", {})
+        key = id(self)  # the object is alive (self) while its entry exists
+        objects[key] = objects.get(key, 0) + 1
         try:
             return close(self, *args, **kwargs)
         finally:
-            _unsubscribe(self)
+            objects[key] -= 1
+            if not objects[key]:
+                del objects[key]
+                _unsubscribe(self)
 
     closing.__eventpy_closing__ = True  # type: ignore[attr-defined]
     return closing
@@ -357,7 +405,12 @@ def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         if type(self).__init__ is __init__:  # the most derived constructor subscribes, once
-            _subscribe(self)
+            try:
+                envs = _guard_values(self)
+            except (TypeError, AttributeError) as e:  # fields the guards cannot take: the program's
+                callers_mistake(e)
+                raise  # from the line that made the object (_boundary)
+            _subscribe(self, envs)
 
     __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
     __init__.__wrapped__ = init  # type: ignore[attr-defined]
@@ -365,13 +418,13 @@ def _subscribing_init(init: Callable) -> Callable:
     return __init__
 
 
-def _subscribe(obj: Any) -> None:
+def _guard_values(obj: Any) -> list[tuple[EventMethod, dict[str, Any]]]:
+    """Every event method of the object with the values of the fields its guard reads, checked
+    (before the first subscription is made, so that a refused object subscribes nothing)."""
     cls = type(obj)
     st = _state(obj)
-    n = node()
-    group = object()  # one serial queue per object: its event methods run one at a time
-    envs = []  # every guard's fields are read and checked before the first subscription is made,
-    for name, method in cls.__eventpy_events__.items():  # so a refused object subscribes nothing
+    envs = []
+    for name, method in cls.__eventpy_events__.items():
         env = {}
         for f in method.fields:
             if f in cls.__eventpy_locals__:
@@ -387,6 +440,13 @@ def _subscribe(obj: Any) -> None:
                                          "is not set when the constructor returns") from None
         method.check_fields(env)
         envs.append((method, env))
+    return envs
+
+
+def _subscribe(obj: Any, envs: list[tuple[EventMethod, dict[str, Any]]]) -> None:
+    st = _state(obj)
+    n = node()
+    group = object()  # one serial queue per object: its event methods run one at a time
     for method, env in envs:
         on_event = method.deliver(obj)
         for etype in method.listens:  # one event reaches one of them: no duplicates

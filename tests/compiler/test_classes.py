@@ -56,6 +56,71 @@ def test_a_close_of_its_own_unsubscribes_without_calling_super():
     assert unsubs == owed and not subscriptions_of(b)
 
 
+def test_a_close_inherited_from_a_plain_mixin_unsubscribes():
+    ns = load(MONITOR + '''
+    class Closer:                       # not an event class: its close knows nothing of EventPy
+        def close(self):
+            self.log = "mixin"
+
+    class Mixed(Closer, Monitor):
+        pass
+
+    class Direct(Closer):               # compiled as class Direct(Closer, EventObject)
+        def __init__(self):
+            self.got = []
+
+        event def quote(self, firm: str, price: float) when price < 50.0:
+            self.got.append(price)
+    ''')
+    b, c = ns["Mixed"](50.0), ns["Direct"]()
+    eventpy.drain(5.0)
+    owed = len(subscriptions_of(b) + subscriptions_of(c))
+    b.close()
+    with c:
+        pass
+    eventpy.drain(5.0)
+    ns["Monitor"].quote("IBM", 10.0)
+    ns["Direct"].quote("IBM", 10.0)
+    eventpy.drain(5.0)
+    assert b.got == [] and c.got == [] and b.log == c.log == "mixin"
+    assert eventpy.stats()["unsub_sent"] == owed and not subscriptions_of(b) + subscriptions_of(c)
+    assert ns["Closer"].close.__name__ == "close" and not hasattr(ns["Closer"].close, "__eventpy_closing__")
+
+
+def test_a_chain_of_closes_unsubscribes_once_after_the_outermost_returns():
+    ns = load(MONITOR + '''
+    from eventpy.runtime._lang_fields import subscriptions_of
+
+    class Closer:
+        def close(self):
+            super().close()             # EventObject.close, inside Inner's close
+            self.order.append("mixin")
+
+    class Inner(Closer, Monitor):
+        def close(self):
+            self.order = []
+            super().close()
+            self.order.append("inner")
+
+    class Outer(Inner):
+        def close(self):
+            super().close()
+            self.order.append("outer")
+            self.live = [not s.closed for s in subscriptions_of(self)]
+    ''')
+    o = ns["Outer"](50.0)
+    eventpy.drain(5.0)
+    owed = len(subscriptions_of(o))
+    o.close()
+    assert o.order == ["mixin", "inner", "outer"] and o.live == [True] * owed  # still subscribed in there
+    assert not subscriptions_of(o)
+    eventpy.drain(5.0)
+    assert eventpy.stats()["unsub_sent"] == owed
+    ns["Monitor"].quote("IBM", 10.0)
+    eventpy.drain(5.0)
+    assert o.got == []
+
+
 HIERARCHY = '''
     class Base:
         def __init__(self, limit: float):

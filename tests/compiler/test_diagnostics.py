@@ -37,12 +37,14 @@ def diag(text: str) -> CompileError:
     ('price < self.limit', 'price < bogus', 6, "bogus", "neither a parameter of quote nor a field"),
     ('firm == "IBM"', 'firm == 3', 6, "firm ==", "attribute 'firm' of type str cannot be compared with 3"),
     ('event def quote', 'def quote', 6, "when", "`when` guards belong to event methods"),
-    ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local`"),
+    ('self.limit = price', 'release self.limit', 7, "release", "limit is not declared `local` in class M; declare "
+     "it in the class body: `local limit: float = VALUE`"),
     ('self.limit = price', 'x = (', 7, "(", "never closed"),
     ('price: float)', 'price: float, *, n: int)', 6, "n: int", "'n' is keyword-only"),
     ('event def quote(self, firm: str, price: float) when firm == "IBM" and',
      'event def quote(self) when', 6, "def quote(self)", "has no parameters besides self; an event carries at least"),
     ('price: float)', 'price: float, *more)', 6, "more", "remove *more"),
+    ('price: float)', 'price: float, _n: int)', 6, "_n", "an event's attributes cannot start with '_' or be get,"),
     ('firm: str, price: float)', 'fïrm: str, price)', 6, "price)", "'price' has no annotation"),
     ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
     ("class M:", "class M:\n    local probe: float", 2, "probe", "local field probe needs a default"),
@@ -61,6 +63,11 @@ def diag(text: str) -> CompileError:
     ('event def quote', 'event async def quote', 6, "event", "asyncio.run_coroutine_threadsafe(coro, loop)"),
     ('self.limit = price', 'print(last(self.limit))', 7, "last(",
      "`last` is an operator, not a function: write `last self.limit`"),
+    # CPython gives an error in an f-string's field a column in the field's own text: it was column 2
+    ('self.limit = price', 'x = f"{f\'{last self.}\'}"', 7, "last self.}", "f-string: invalid syntax"),
+    ('self.limit = price', 'x = f"{price} {price +}"', 7, "}\"", "f-string: invalid syntax"),
+    ('price < self.limit', 'price < last self.limit', 6, "self.limit:",
+     "`last` is not needed in a guard: a guard reads the released value of a `local` field already"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
@@ -142,6 +149,38 @@ def test_event_def_outside_a_class():
     assert "directly inside a class body" in e.message and e.line == 1
 
 
+LOCAL = BASE.replace("class M:", "class M:\n    local probe: float = 0.0", 1)
+
+
+@pytest.mark.parametrize("extra, at, words", [
+    # outside any class there is no object whose local copy could be released
+    ("def helper(self):\n    release self.probe", "release",
+     "`release self.probe` is outside any class: `release` works on a `local` field of the object a method"),
+    ("release self.probe", "release", "put it in a method of the class that declares `local probe: TYPE = VALUE`"),
+    ("def f(self):\n    return last self.probe", "last", "`last self.probe` is outside any class"),
+    ("class N:\n    local z: int = 0\n    release self.z", "release",
+     "`release self.z` is in the body of class N, outside its methods (no self there): put it in a method of N"),
+    # another class's local field is not this one's
+    ("class N:\n    def f(self):\n        release self.probe", "release",
+     "probe is not declared `local` in class N; declare it in the class body: `local probe: TYPE = VALUE`"),
+    ("class N:\n    def f(self):\n        release self.limit", "release", "limit is not declared `local` in class N"),
+])
+def test_release_and_last_outside_the_class_that_declares_the_field(extra, at, words):
+    text = LOCAL + "\n" + extra + "\n"
+    line = len(text.splitlines()) - extra.count("\n")
+    line += next(k for k, ln in enumerate(extra.splitlines()) if at in ln)
+    e = diag(text)
+    assert (e.line, e.column) == (line, text.splitlines()[line - 1].index(at) + 1), e.render()
+    assert words in e.message, e.render()
+
+
+def test_a_local_field_of_the_class_the_compiler_cannot_see_is_left_to_run_time():
+    text = "from base import Base\n\nclass N(Base):\n    def f(self):\n        release self.probe\n"
+    assert "__eventpy__.release(self, \"probe\")" in compile_source(text, "m.epy")
+    # a base in the file: its local fields are the subclass's
+    compile_source(LOCAL + "\nclass N(M):\n    def f(self):\n        release self.probe\n", "m.epy")
+
+
 def test_eventpyc_exit_status_and_no_traceback(tmp_path):
     bad = tmp_path / "bad.epy"
     bad.write_text(BASE.replace("price < self.limit", "open(price) < 1"))
@@ -211,6 +250,30 @@ def test_an_internal_error_names_the_file_and_line(monkeypatch):
     monkeypatch.setattr(_analysis.Analysis, "_check_guard", broken)
     with pytest.raises(InternalError, match=r"m.epy:6: internal error in eventpyc \(ZeroDivisionError: boom\)"):
         compile_source(BASE, "m.epy")
+
+
+@pytest.mark.parametrize("text, line, column, words", [
+    ("x = 1\ny = \x00 2\n", 2, 5, "a NUL character (\\x00), which Python source cannot hold"),
+    ("x = '\ud800'\n", 1, 6, "a lone surrogate (U+D800), which no encoding can store"),
+    # lark counts guard lines at "\n" only: the message's line was looked up with splitlines
+    (BASE.replace("price < self.limit", "price < \u2028.limit"), 6, 83, "unexpected character '\\u2028'"),
+])
+def test_characters_python_or_the_guard_cannot_take_are_diagnostics(text, line, column, words):
+    e = diag(text)
+    assert (e.line, e.column) == (line, column) and words in e.message, e.render()
+    assert e.render().encode()  # printable: a lone surrogate is shown as U+FFFD
+
+
+@pytest.mark.parametrize("text, line, column", [
+    # Python gives this IndentationError offset 0: it showed as column 0
+    ("class P:\n    local x: int = 0\n    def f(self):\nrelease self.x\n", 4, 1),
+    # on a guard's later line the lowered text is a string literal: the column was past the line's end
+    (BASE.replace('"IBM" and price < self.limit:\n        self.limit = price', '"IBM" and price \\\n< self.limit:'),
+     7, 14),
+])
+def test_a_syntax_error_python_places_oddly_is_in_the_line(text, line, column):
+    e = diag(text)
+    assert (e.line, e.column) == (line, column) and "expected an indented block" in e.message, e.render()
 
 
 def test_a_file_python_could_not_decode_is_a_diagnostic(tmp_path):

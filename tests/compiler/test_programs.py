@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import re
 import threading
+import traceback
 
 import pytest
 
@@ -133,6 +135,62 @@ def test_publishing_checks_types():
         ns["Monitor"].quote("IBM", "cheap")
     with pytest.raises(TypeError, match="prog.Monitor.quote"):
         ns["Monitor"].quote("IBM")
+
+
+@pytest.mark.parametrize("call, words", [
+    ('Monitor.quote("IBM", "cheap")', "'price' must be float, got str"),
+    ('Monitor.quote("IBM")', "missing a required argument: 'price'"),
+    ('Monitor.quote("IBM", 1.0, 2.0)', "too many positional arguments"),
+    ('Monitor(5.0).quote("IBM", price="cheap")', "'price' must be float, got str"),
+    ('Monitor.quote(Monitor(5.0), "IBM", 1.0)', "publishes an event and takes no object"),
+    ('Monitor.quote("IBM", float("nan"))', "is NaN"),
+])
+def test_a_wrong_argument_of_an_event_method_is_raised_from_the_callers_line(call, words):
+    # in the program's file (prog.epy, line 12: the call in go) and in this one: no eventpy frame below it
+    ns = load(MONITOR + f"""
+    def go():
+        {call}
+    """)
+    for run, where in ((ns["go"], ("prog.epy", 12)), (lambda: eval(call, ns), ("<string>", 1))):
+        with pytest.raises((TypeError, ValueError), match=re.escape(words)) as info:
+            run()
+        last = traceback.extract_tb(info.value.__traceback__)[-1]
+        assert (last.filename, last.lineno) == where, traceback.format_tb(info.value.__traceback__)
+
+
+@pytest.mark.parametrize("statement, words", [
+    ('m.limit = "ten"', "Monitor.limit = 'ten' refused"),
+    ('m.touch("ten")', "Monitor.limit = 'ten' refused"),          # inside the class: an assigning block
+    ('m.names.add(3)', "Monitor.names.add(3) refused"),
+    ('m.names.update(3)', "'int' object is not iterable"),
+    ('m.free = 3; m.drop()', "release self.free (= 3) refused"),
+    ('Monitor("ten")', "cannot be compared with field self.limit"),
+    ('Monitor(None)', "which is None"),
+    ('subscriptions_of(m)[0].update(limit="x")', "parameter 'limit' must stay a number"),
+])
+def test_a_value_a_guard_cannot_take_is_refused_from_the_programs_line(statement, words):
+    # the store, the set's mutation, the release, the constructor, the update: no eventpy frame
+    ns = load(MONITOR.replace("self.got = []", "self.got = []\n            self.names = {'IBM'}")
+              .replace("price < self.limit", "price < self.limit and firm in self.names and firm != self.free") + f"""
+        local free: str = "a"
+
+        def touch(self, v):
+            self.limit = v
+
+        def drop(self):
+            release self.free
+
+    from eventpy.runtime.lang import subscriptions_of
+
+    def go():
+        m = Monitor(5.0)
+        {statement}
+    """)
+    with pytest.raises((TypeError, ValueError), match=re.escape(words)) as info:
+        ns["go"]()
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == "prog.epy" and last.name in ("go", "touch", "drop"), \
+        traceback.format_tb(info.value.__traceback__)
 
 
 def test_an_event_method_shows_its_own_name_signature_and_docstring():

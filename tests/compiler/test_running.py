@@ -174,6 +174,26 @@ def test_last_in_an_f_string_beside_strings_and_format_specs():
     assert ns["Probe"]().show() == ("last self.x|}7|{7", "}7|''7| 7", "3.14|True")
 
 
+def test_last_in_a_nested_f_string():
+    # Python 3.11 hands the outer f-string over as one token and the inner one is a string in
+    # its field: `last` there reached Python, whose error ("f-string: invalid syntax") said nothing
+    # of EventPy. Inside both quotes no quote is left for the field's name: none is used
+    ns = load('''
+    class Probe:
+        local x: int = 7
+
+        event def hit(self, px: float) when px < self.x:
+            a = f"{f'{last self.x}'}|{f'{last   self . x:>3}' + 'q'}|{f'{{last self.x}}'}|{'{last self.x}'}"
+            b = f"""{f'{f"{last self.x}"}'}|{rf'{last self.x!r:{last self.x}}'}|{f'{px:.{last self.x - 6}f}'}"""
+            self.got = a, b
+    ''')
+    p = ns["Probe"]()
+    p.x = 9  # local: the released 7 is what last reads
+    ns["Probe"].hit(1.25)
+    eventpy.drain(5.0)
+    assert p.got == ("7|  7q|{last self.x}|{last self.x}", "7|7      |1.2")  # !r: a str, aligned left
+
+
 def test_release_of_several_fields_releases_each():
     ns = load('''
     class Box:

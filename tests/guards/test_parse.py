@@ -293,6 +293,8 @@ def test_positions_point_at_the_source(tokens, seps, ops):
                                           "(self.f), not attributes of other objects: keep the value in a field"),
         ("price < x if ok else 0", 1, 11, "unexpected 'if' in guard; conditional expressions are not part of a "
                                           "guard: combine conditions with and / or"),
+        ("price < last self.x", 1, 14, "unexpected 'self' in guard; `last` is not needed in a guard: a guard reads "
+                                       "the released value of a `local` field already (write self.f)"),
         ("lambda: 1", 1, 7, "unexpected character ':' in guard"),
         ("f(,)", 1, 3, "unexpected ',' in guard"),
         ("firm == 'a' 'b'", 1, 13, "unexpected \"'b'\" in guard"),

@@ -6,6 +6,7 @@ import logging
 import sys
 import threading
 import time
+import traceback
 
 import pytest
 
@@ -86,6 +87,24 @@ def test_publish_checks_the_schema():
     with pytest.raises(TypeError, match="missing attribute"):
         node.publish(Quote, firm="IBM")
     node.publish(Quote, firm="IBM", price=3)  # an int is a valid float
+
+
+@pytest.mark.parametrize("attrs, error", [
+    ({"firm": "IBM", "price": "cheap"}, TypeError),
+    ({"firm": "IBM"}, TypeError),
+    ({"firm": "IBM", "price": float("nan")}, ValueError),
+])
+def test_a_publish_the_schema_refuses_is_raised_from_the_callers_line(attrs, error):
+    # the mistake is the caller's: the traceback ends on its line, not 3-4 frames inside eventpy
+    node = eventpy.connect()
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(error) as info:
+        node.publish(Quote, **attrs)
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (last.filename, last.lineno) == (__file__, line)
+    with pytest.raises(TypeError) as info:
+        node.publish("stocks.Quote", firm="IBM", price=1.0)
+    assert traceback.extract_tb(info.value.__traceback__)[-1].filename == __file__
 
 
 def test_publish_refuses_integers_the_wire_cannot_carry_on_every_overlay():

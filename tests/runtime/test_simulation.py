@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import traceback
 
 import pytest
 
@@ -147,3 +148,10 @@ def test_unsubscribed_and_switched_off_receive_nothing():
     assert [e.price for e in got] == [10.0, 12.0]
     # the switch suspended the subscription at the brokers: nothing travelled for price 11
     assert sim.clients["s"].core.stats["spurious"] == 0
+
+
+def test_a_publish_the_schema_refuses_is_raised_from_the_callers_line():
+    pub = Simulation(line(1)).client("p", "b0")
+    with pytest.raises(TypeError, match="attribute 'price' must be float") as info:
+        pub.publish(Q, firm="IBM", price="x", vol=1, hot=False)
+    assert traceback.extract_tb(info.value.__traceback__)[-1].filename == __file__

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ...guards import SUBSCRIBED_AT, GuardPlan, compile_guard
+from .._boundary import callers_mistake
 from ..broker import Broker
 from ..client import ClientCore, SubscriptionState, UpdateMonitor
 from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
@@ -139,7 +140,11 @@ class SimClient:
 
     def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
         """Publish now; returns the event's identity (origin, sequence number)."""
-        values = etype.values_from(attrs)
+        try:
+            values = etype.values_from(attrs)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the caller's line (runtime/_boundary.py)
         return self.name, self._do(lambda core: core.publish(etype, values))
 
     def advertise(self, etype: EventType) -> None:
