@@ -57,12 +57,7 @@ class _TypeState:
     cache: VersionCache | None = None  # the CLEES versions of its evolving conjunctions
 
     def __post_init__(self) -> None:
-        self.accepts = tuple(_ACCEPTS[t] for t in self.etype.types)
-
-
-# a float attribute takes ints too (the schema check of EventType.values_from does the same); bool
-# is not an int here
-_ACCEPTS = {float: (float, int), int: (int,), str: (str,), bool: (bool,)}
+        self.accepts = self.etype.accepts  # EventType's table: a float attribute takes ints, a bool is no int
 
 
 class Broker(Upstream, Evolving):

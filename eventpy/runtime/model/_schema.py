@@ -70,7 +70,7 @@ def exact_types(types: tuple[type, ...]) -> Callable[[tuple], bool]:
 class EventType:
     """A named schema: `EventType("stocks.Quote", firm=str, price=float)`."""
 
-    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks", "_ints", "_accepts", "text_positions")
+    __slots__ = ("name", "schema", "attrs", "index", "types", "_checks", "_ints", "accepts", "text_positions")
 
     def __init__(self, name: str, /, **schema: type) -> None:
         if not isinstance(name, str) or not name:
@@ -95,7 +95,8 @@ class EventType:
         self._checks = tuple(zip(self.attrs, self.types))  # values_from's loop (a zip per call cost 0.13 us)
         self.text_positions = tuple(i for i, t in enumerate(self.types) if t is str)  # what can be large
         self._ints = tuple(i for i, t in enumerate(self.types) if t is int)
-        self._accepts = tuple(_ACCEPTS[t] for t in self.types)
+        # per attribute, the Python types a received value may have (fits; a broker's PUB check)
+        self.accepts = tuple(_ACCEPTS[t] for t in self.types)
 
     @classmethod
     def from_wire(cls, name: str, fields: list[tuple[str, str]] | tuple) -> "EventType":
@@ -139,11 +140,11 @@ class EventType:
         arity, each value of its attribute's type (a float attribute takes an int, as brokers
         accept; a bool is not an int here). What a program is given must be; a peer may send
         anything."""
-        if type(values) is not tuple or len(values) != len(self._accepts):
+        if type(values) is not tuple or len(values) != len(self.accepts):
             return False
         i = 0
         for v in values:  # where exact_types (a client's first test) said no: rare, a plain loop
-            if type(v) not in self._accepts[i]:
+            if type(v) not in self.accepts[i]:
                 return False
             i += 1
         return True
