@@ -21,7 +21,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .broker import Broker
+from .broker import DEFAULT_TTL, Broker
 from .overlay import TOPOLOGIES, Topology, TopologyError, make_topology
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def run_broker(config: Path, name: str) -> int:
     neighbors = {n: (cfg["brokers"][n]["host"], int(cfg["brokers"][n]["port"])) for n in topo.neighbors(name)}
     broker = Broker(name, mode=cfg.get("mode", "parametric"), matcher=cfg.get("matcher", "fastint"),
                     summary=cfg.get("summary", "attribute"), evolve_horizon=float(cfg.get("evolve_horizon", 1.0)),
-                    evolving_engine=cfg.get("evolving_engine", "ves"), cache_ttl=float(cfg.get("cache_ttl", 1.0)))
+                    evolving_engine=cfg.get("evolving_engine", "ves"), cache_ttl=float(cfg.get("cache_ttl", DEFAULT_TTL)))
     server = BrokerServer(broker, me["host"], int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
     tune_gc_for_server()

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from ...guards import SUBSCRIBED_AT, GuardPlan, compile_guard
 from .._boundary import callers_mistake
-from ..broker import Broker
+from ..broker import DEFAULT_TTL, Broker
 from ..client import ClientCore, SubscriptionState, UpdateMonitor
 from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
 from ..model import Event, EventType
@@ -250,7 +250,7 @@ class Simulation:
                  summary: str = "attribute", link_delay: float = 1e-3,
                  service: Callable[[Any, list, float], float] | None = None,
                  count_bytes: bool = False, evolve_horizon: float = 1.0, evolving_engine: str = "ves",
-                 cache_ttl: float = 1.0) -> None:
+                 cache_ttl: float = DEFAULT_TTL) -> None:
         self.topology = topology
         self.mode = mode
         self.link_delay = link_delay
