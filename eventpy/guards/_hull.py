@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from ..runtime.model import Interval
 from ._compile import FLIP
-from ._exprs import reads
+from ._exprs import TreeError, compile_tree, reads
 from ._plan import _interval
 
 Range = tuple[float, float]
@@ -54,7 +54,7 @@ def time_switch(tree: Any) -> tuple[str, Any, Any] | None:
 def never_holds(op: str, left: Any, right: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> bool:
     """Whether `left op right` is false at every publication time in [t_lo, t_hi] (False where
     that cannot be told: a side that cannot be ranged)."""
-    a, b = tree_range(left, vs, t_lo, t_hi), tree_range(right, vs, t_lo, t_hi)
+    a, b = _range_of(left, vs, t_lo, t_hi), _range_of(right, vs, t_lo, t_hi)
     return a is not None and b is not None and _HOLDS[op](a, b) is False
 
 
@@ -87,12 +87,12 @@ def hull(op: str, expr: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Int
     """The values of the attribute an evolving bound (from `evolving_bound`) admits at some
     publication time in [t_lo, t_hi]; None where that cannot be bounded."""
     if op.startswith("near"):
-        e, w = tree_range(expr[0], vs, t_lo, t_hi), tree_range(expr[1], vs, t_lo, t_hi)
+        e, w = _range_of(expr[0], vs, t_lo, t_hi), _range_of(expr[1], vs, t_lo, t_hi)
         if e is None or w is None:
             return None
         closed = op == "near<="
         return Interval(e[0] - w[1], closed, e[1] + w[1], closed)
-    return bound_interval(op, tree_range(expr, vs, t_lo, t_hi))
+    return bound_interval(op, _range_of(expr, vs, t_lo, t_hi))
 
 
 def bound_interval(op: str, r: Range | None) -> Interval | None:
@@ -116,6 +116,84 @@ def tree_range(tree: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Range 
     if r is None or r[0] != r[0] or r[1] != r[1]:  # NaN: 0 * inf, inf - inf
         return None
     return r
+
+
+class Ranged:
+    """A tree that `hull` and `never_holds` range many times (a broker's evolving bound, once a
+    window or a cached version): compiled once. Most evolving bounds read the publication time
+    once, through operations each monotone in it (`x0 + v * (time - t0)`); such a tree's value
+    over [t_lo, t_hi] lies between its values at the two ends, computed by the very closure the
+    broker's exact check evaluates (IEEE rounding is monotone too), which costs two evaluations
+    instead of a walk of interval arithmetic (~5x less). Any other tree, or an end where the
+    evaluation fails or is not a number, is ranged by `tree_range`."""
+
+    __slots__ = ("tree", "_point", "_fixed")
+
+    def __init__(self, tree: Any) -> None:
+        self.tree = tree
+        occurrences = _monotone_in_time(tree)
+        self._fixed = occurrences == 0  # reads no time: one evaluation
+        # compiled at the first range taken (a subscription's SUB does not pay for it); None:
+        # ranged by tree_range
+        self._point: Any = _UNCOMPILED if occurrences is not None else None
+
+    def range(self, vs: Sequence[Any], t_lo: float, t_hi: float) -> Range | None:
+        point = self._point
+        if point is _UNCOMPILED:
+            try:
+                point = self._point = compile_tree(self.tree, n_attrs=0)  # ("time",) is ev[0]
+            except TreeError:
+                point = self._point = None
+        if point is not None:
+            try:
+                a = point((t_lo,), vs)
+                b = a if self._fixed else point((t_hi,), vs)
+            except (ArithmeticError, ValueError, TypeError, IndexError):
+                return tree_range(self.tree, vs, t_lo, t_hi)
+            if (type(a) is float or type(a) is int) and (type(b) is float or type(b) is int) and a == a and b == b:
+                return (a, b) if a <= b else (b, a)
+        return tree_range(self.tree, vs, t_lo, t_hi)
+
+    def __repr__(self) -> str:
+        return f"Ranged({self.tree!r})"
+
+
+_UNCOMPILED = object()
+
+
+def _range_of(x: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Range | None:
+    return x.range(vs, t_lo, t_hi) if type(x) is Ranged else tree_range(x, vs, t_lo, t_hi)
+
+
+# monotone (non-decreasing) in each argument, over the arguments where they are defined
+_MONOTONE_FUNCTIONS = frozenset({"min", "max", "round", "math.floor", "math.ceil", "math.sqrt"})
+
+
+def _monotone_in_time(t: Any) -> int | None:
+    """How often a tree reads the publication time (0 or 1) when it is monotone in it: each node
+    on the way from the root to ("time",) is monotone in that child, its other operands reading no
+    time (so a multiplication or division by them keeps one direction, whatever their sign);
+    None otherwise (time read twice, or under abs, hypot, or a divisor)."""
+    if not isinstance(t, (tuple, list)) or not t:
+        return None
+    kind = t[0]
+    if kind == "time":
+        return 1
+    if kind in ("c", "v"):
+        return 0
+    if kind == "neg" and len(t) == 2:
+        return _monotone_in_time(t[1])
+    if kind in ("+", "-", "*", "/") and len(t) == 3:
+        a, b = _monotone_in_time(t[1]), _monotone_in_time(t[2])
+        if a is None or b is None or a + b > 1 or (kind == "/" and b):
+            return None
+        return a + b
+    if kind == "f" and len(t) >= 3 and t[1] in _MONOTONE_FUNCTIONS:
+        counts = [_monotone_in_time(a) for a in t[2:]]
+        if any(c is None for c in counts) or sum(counts) > 1 or (t[1] == "round" and sum(counts[1:])):
+            return None  # round(x, ndigits) is monotone in x only
+        return sum(counts)
+    return None
 
 
 def _range(t: Any, vs: Sequence[Any], time: Range) -> Range | None:

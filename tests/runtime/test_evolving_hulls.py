@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard, compile_tree
-from eventpy.guards._hull import bound_interval, evolving_bound, hull, never_holds, tree_range
+from eventpy.guards._hull import Ranged, bound_interval, evolving_bound, hull, never_holds, tree_range
 from eventpy.runtime.broker import Broker
 from eventpy.runtime.client import ClientCore
 from eventpy.runtime.messages import Pub
@@ -253,3 +253,64 @@ def test_an_expired_subscription_stops_costing_forwarding_and_wakes_when_its_ttl
         sim.at(sim.now + 0.1 * k, lambda: pub.publish(Q, x=1.0))
     sim.run()
     assert len(got) == 14 and sim.brokers["b0"].stats["pub_forwarded"] == forwarded + 10
+
+
+# --- Ranged: a tree monotone in the publication time, ranged by its two ends ----------------------
+
+ONCE = st.recursive(st.just(("time",)), lambda sub: st.one_of(  # reads the time once, monotone in it
+    st.tuples(st.sampled_from(["+", "-", "*"]), sub, leaves.filter(lambda t: t != ("time",))),
+    st.tuples(st.sampled_from(["+", "-", "*"]), leaves.filter(lambda t: t != ("time",)), sub),
+    st.tuples(st.just("/"), sub, leaves.filter(lambda t: t != ("time",))),
+    st.tuples(st.just("neg"), sub),
+    st.tuples(st.just("f"), st.sampled_from(["math.floor", "math.ceil", "round", "math.sqrt"]), sub),
+    st.tuples(st.just("f"), st.sampled_from(["min", "max"]), sub, leaves.filter(lambda t: t != ("time",))),
+), max_leaves=6)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(ONCE, trees), numbers, numbers, numbers, st.floats(min_value=0, max_value=3),
+       st.lists(st.floats(min_value=0, max_value=1), min_size=1, max_size=8))
+@example(("*", ("-", ("time",), ("v", 0)), ("c", 0.1)), 0.3, 0.0, 0.0, 1.0, [0.7])
+@example(("f", "round", ("c", 2.5), ("-", ("time",), ("time",))), 0.0, 0.0, 0.0, 1.0, [0.5])
+def test_a_ranged_tree_holds_every_value_it_takes_over_the_window_and_is_no_wider(tree, a, b, t0, width, ats):
+    """Exactly, without the slack interval arithmetic is allowed: the ends are evaluated by the
+    same closure as the point (the broker's exact check), and every operation on the way to the
+    time is monotone. Never wider than tree_range's interval, nor None where that is not."""
+    vs = [a, b]
+    ranged = Ranged(tree)
+    r = ranged.range(vs, t0, t0 + width)
+    slow = tree_range(tree, vs, t0, t0 + width)
+    if slow is not None:
+        assert r is not None, (tree, vs)
+        slack = 1e-9 * max(1.0, abs(slow[0]), abs(slow[1]))
+        assert slow[0] - slack <= r[0] and r[1] <= slow[1] + slack, (tree, vs, r, slow)
+    fn = compile_tree(tree, n_attrs=0, n_vars=2)
+    for at in ats:
+        try:
+            value = fn((t0 + width * at,), vs)
+        except (ArithmeticError, ValueError, TypeError):
+            continue  # undefined there: the predicate does not hold, nothing to cover
+        if r is None or not isinstance(value, (int, float)) or math.isnan(value):
+            continue
+        if ranged._point is not None and r != slow:
+            assert r[0] <= value <= r[1], (tree, vs, r, value)  # the ends' own values: no slack
+        else:
+            slack = 1e-9 * max(1.0, abs(r[0]), abs(r[1]))
+            assert r[0] - slack <= value <= r[1] + slack, (tree, vs, r, value)
+
+
+def test_only_trees_monotone_in_the_time_are_ranged_by_their_ends():
+    affine = ("+", ("v", 0), ("*", ("v", 1), ("-", ("time",), ("v", 2))))
+    assert Ranged(affine)._point is not None  # to be compiled
+    assert Ranged(("f", "math.floor", ("/", affine, ("c", 3.0))))._point is not None
+    assert Ranged(("c", 4.0))._point is not None  # no time: one evaluation
+    for tree in [("*", ("time",), ("time",)),               # read twice
+                 ("f", "abs", ("-", ("time",), ("v", 0))),  # not monotone
+                 ("/", ("c", 1.0), ("time",)),              # the time as a divisor
+                 ("f", "math.hypot", ("time",), ("c", 1.0)),
+                 ("f", "round", ("v", 0), ("time",))]:      # round's digits
+        assert Ranged(tree)._point is None, tree
+    # the range, by the ends: x0 + v * (t - t0) over [10, 12] with v < 0
+    assert Ranged(affine).range([5.0, -2.0, 10.0], 10.0, 12.0) == (1.0, 5.0)
+    # an end where it fails (sqrt of a negative) falls back to interval arithmetic
+    assert Ranged(("f", "math.sqrt", ("time",))).range([], -1.0, 4.0) == tree_range(("f", "math.sqrt", ("time",)), [], -1.0, 4.0)

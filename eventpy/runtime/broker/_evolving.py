@@ -141,6 +141,8 @@ def outward_floats(iv: Any) -> Any:
     2**64 plus elapsed()) as a float rounded outwards: the version still covers the exact bound,
     and the summary that carries it can be sent (integral() does this for int attributes)."""
     lo, hi = iv.lo, iv.hi
+    if type(lo) is float and type(hi) is float:
+        return iv  # the common case, and namedtuple._replace costs more than the rest of a bound
     if isinstance(lo, int) and not INT_MIN <= lo <= INT_MAX:
         lo = math.nextafter(float(lo), -math.inf)
     if isinstance(hi, int) and not INT_MIN <= hi <= INT_MAX:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from ...guards import TreeError, compile_predicate, reads_time
-from ...guards._hull import evolving_bound, time_switch
+from ...guards._hull import Ranged, evolving_bound, time_switch
 from ..model import EventType, Interval, SetDelta, ValueSet
 
 MAX_CONJUNCTIONS = 1024
@@ -68,8 +68,10 @@ class SubState:
             self.timed = self.timed or any(reads_time(t) for t in trees)
             # its evolving bounds (attr, op, E), and its time switches (None, op, (L, R)): what a
             # version narrows, or turns off while the switch cannot hold (an expired subscription)
-            bounds = [b for b in (evolving_bound(t, etype.attrs) for t in trees) if b]
-            switches = [(None, sw[0], sw[1:]) for sw in (time_switch(t) for t in trees) if sw]
+            # (each side compiled once for the hulls taken of it every window or cached version)
+            bounds = [(a, op, (Ranged(e[0]), Ranged(e[1])) if op.startswith("near") else Ranged(e))
+                      for a, op, e in (b for b in (evolving_bound(t, etype.attrs) for t in trees) if b)]
+            switches = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2]))) for sw in (time_switch(t) for t in trees) if sw]
             self.evolving.append(bounds + switches)
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
 
