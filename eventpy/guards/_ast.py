@@ -103,3 +103,12 @@ class Truth(Node):
     """A bare operand used as a predicate (`self.active`, a bool attribute)."""
 
     expr: Node
+
+
+@dataclass(frozen=True)
+class Defined(Node):
+    """Holds when `expr` (attribute-free) can be evaluated: made by the compiler, never parsed.
+    A numeric `in` is split into one equality per element, but Python computes the whole set
+    before testing membership, so each equality also needs every element computable."""
+
+    expr: Node

@@ -201,6 +201,12 @@ class _Checker:
                 eqs = [A.Compare("==", attr, item, **pos) for item in other.items]
                 if op == "in":
                     self.limit(len(eqs))
+                    # `vol in {n, limit / 0}` raises in Python, so it does not hold even for
+                    # vol == n: each equality also needs the elements that might fail (a switch)
+                    risky = [i for i in other.items if not isinstance(i, (A.Const, A.Param)) and not _evolving(i)]
+                    if risky:
+                        defined = A.Defined(A.SetLit(tuple(risky), **pos), **pos)
+                        return [[e, defined] for e in eqs]
                     return [[e] for e in eqs]
                 return self.conjoin([self.atom(e, True) for e in eqs])
         return [[n]]
@@ -265,7 +271,7 @@ def _children(n: A.Node) -> tuple[A.Node, ...]:
         return n.items
     if isinstance(n, A.Not):
         return (n.item,)
-    if isinstance(n, A.Truth):
+    if isinstance(n, (A.Truth, A.Defined)):
         return (n.expr,)
     return ()
 
@@ -302,6 +308,9 @@ def env_closure(n: A.Node) -> Callable[[Mapping[str, Any]], Any]:
     if isinstance(n, A.Truth):
         x = env_closure(n.expr)
         return lambda env: bool(x(env))
+    if isinstance(n, A.Defined):  # raises where the expression does: the switch is then off
+        x = env_closure(n.expr)
+        return lambda env: x(env) is not None or True
     if isinstance(n, A.Not):
         x = env_closure(n.item)
         return lambda env: not x(env)

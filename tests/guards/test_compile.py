@@ -363,16 +363,20 @@ def test_nan_parameters_are_refused():
         core.update(state, {"limit": math.nan})
 
 
-@pytest.mark.xfail(strict=True, reason="numeric `in` is split into one equality per element, so an "
-                   "element that cannot be evaluated no longer makes the predicate fail: "
-                   "`vol in {n, limit / 0}` holds for vol == n, but `vol * 1 in {n, limit / 0}` "
-                   "does not (and Python raises)")
 def test_numeric_in_with_an_element_that_cannot_be_evaluated():
     env = {"n": 1, "limit": 1.0}
     split = compile_guard("vol in {n, limit / 0}", Q, P)
     tree = compile_guard("vol * 1 in {n, limit / 0}", Q, P)
     assert not holds(tree, env, vol=1)
     assert holds(split, env, vol=1) == holds(tree, env, vol=1)
+    # the elements are a switch: computable again, the equalities hold again
+    split = compile_guard("vol in {n, limit / d}", Q, {**P, "d": int})
+    assert not holds(split, {**env, "d": 0}, vol=1)
+    assert holds(split, {**env, "d": 2}, vol=1) and holds(split, {**env, "limit": 4.0, "d": 2}, vol=2)
+    assert not holds(split, {**env, "d": 2}, vol=3)
+    # constants and plain parameters cannot fail: no switch is added for them
+    assert all(kind != "switch" for _, kind, _ in compile_guard("vol in {n, 3}", Q, P).predicates)
+    assert [kind for _, kind, _ in split.predicates].count("switch") == 2  # one per equality
 
 
 def test_division_by_zero_makes_the_predicate_fail_not_the_subscription():

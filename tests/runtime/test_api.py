@@ -292,6 +292,23 @@ def test_sets_and_switches_as_parameters():
     assert [e.price for e in got] == [1.0, 3.0]
 
 
+def test_a_numeric_in_whose_set_cannot_be_computed_holds_for_no_element_until_it_can():
+    """Python computes `{limit, limit / d}` whole before testing membership: with d == 0 it
+    raises, so the guard holds for no price (not even limit), at the broker and locally; once d
+    changes, both elements count again."""
+    node = eventpy.connect()
+    got = []
+    sub = node.subscribe(Quote, "price in {limit, limit / d}", params={"limit": 4.0, "d": 0}, on_event=got.append)
+    node.publish(Quote, firm="A", price=4.0)
+    eventpy.drain(timeout=5.0)
+    sub.update(d=2)
+    for price in (4.0, 2.0, 3.0):
+        node.publish(Quote, firm="A", price=price)
+    eventpy.drain(timeout=5.0)
+    assert [e.price for e in got] == [4.0, 2.0]
+    assert eventpy.stats()["spurious"] == 0  # the broker filtered the first one, not the client
+
+
 def test_context_managers_unsubscribe_and_close():
     got = []
     with eventpy.connect() as node:
