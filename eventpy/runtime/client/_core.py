@@ -257,6 +257,9 @@ class ClientCore:
                 state.monitor.reset()
             state.wire = list(state.values)
             state.sent = list(state.values)
+            # the broker starts this subscription over from the SUB (sequence numbers 0): counted
+            # on from here, a long-lived variable would look like an implausible jump (MAX_SEQ_STEP)
+            state.seqs = [0] * len(state.values)
             self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
         self.outbox.extend(kept)
         self._stats["resyncs"] += 1
