@@ -271,9 +271,11 @@ class ClientCore:
         self.outbox.append(AckReq(token, budget))
         return token
 
-    def flush(self) -> tuple:
+    def flush(self, budget: float | None = None) -> tuple:
+        """The drain barrier; `budget`: how long the edge broker may wait for the peers it asks
+        before it answers naming the silent ones (None: as long as it takes)."""
         token = (self.name, self._nonce, next(self._tokens))
-        self.outbox.append(Flush(token))
+        self.outbox.append(Flush(token, budget))
         return token
 
     # -- transport side ---------------------------------------------------------------------------
