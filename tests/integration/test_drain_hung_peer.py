@@ -12,6 +12,7 @@ import pytest
 
 import eventpy
 from eventpy.guards import compile_guard
+from eventpy.runtime.transports._handshake import PROTOCOL
 from eventpy.runtime.messages import Hello, Sub
 from eventpy.runtime.wire import encode
 
@@ -22,7 +23,7 @@ OTHER = eventpy.EventType("hung.Other", n=int)
 def stuck_client(server, etype=None) -> socket.socket:
     """Attached as client 'stuck', subscribed to `etype` (if given), then silent."""
     raw = socket.create_connection(("127.0.0.1", server.port))
-    data = encode(Hello("stuck", "client", 1))
+    data = encode(Hello("stuck", "client", PROTOCOL))
     if etype is not None:
         plan = compile_guard("True", etype, {})
         data += encode(Sub(etype.name, 1, plan.spec, plan.evaluate({})))
