@@ -496,11 +496,20 @@ def _barrier(deadline: float, timeout: float) -> None:
     """Every message sent by this process so far processed, and the callbacks it caused returned."""
     with _lock:
         nodes = list(_nodes)
-    waits = [(n, *n._local.flush()) for n in nodes if not n._local.closed]
+    # the edge broker may wait 90% of our time for the peers it asks, so that its answer, naming
+    # a silent one, arrives before we give up
+    budget = max(0.0, deadline - time.monotonic()) * 0.9
+    waits = [(n, *n._local.flush(budget)) for n in nodes if not n._local.closed]
     for node, token, done in waits:
-        if not done.wait(max(0.0, deadline - time.monotonic())):
+        answered = done.wait(max(0.0, deadline - time.monotonic()))
+        with node._local.lock:
+            failed = node._local.flush_failed.pop(token, "")
+        if not answered or failed:
             for n, t, _ in waits:  # not asked again after a reconnection, nor kept when answered
                 n._local.give_up(t)
+            if failed:
+                raise TimeoutError(f"drain: {failed} did not answer within {timeout}s (the flush of node "
+                                   f"{node.name}, through broker {node._local.overlay.edge_name()})")
             raise TimeoutError(f"drain: node {node.name} had no answer to its flush from broker "
                                f"{node._local.overlay.edge_name()} within {timeout}s")
     for node, _, _ in waits:

@@ -55,6 +55,8 @@ class LocalNode:
         # its waiter knows; and when each ACKREQ's budget ends (it is asked again with the rest)
         self._renamed: dict[tuple, tuple] = {}
         self._ack_deadlines: dict[tuple, float] = {}
+        self._flush_deadlines: dict[tuple, float] = {}  # a FLUSH's budget ends (`resync` asks with the rest)
+        self.flush_failed: dict[tuple, str] = {}  # FLUSH token (as its waiter knows it) -> who did not answer
         self.closed = False
         self._flagged = False  # queued in the overlay's ready list
         self.max_outbox = MAX_OUTBOX
@@ -112,12 +114,15 @@ class LocalNode:
         finally:
             self._waiting -= 1
 
-    def flush(self) -> tuple[tuple, threading.Event]:
-        """A barrier (`drain`): the event is set when the broker answers the FLUSH."""
+    def flush(self, budget: float | None = None) -> tuple[tuple, threading.Event]:
+        """A barrier (`drain`): the event is set when the broker answers the FLUSH; then
+        `flush_failed.get(token)` names the peers that did not answer within `budget`."""
         done = threading.Event()
         with self.lock:
-            token = self.core.flush()
+            token = self.core.flush(budget)
             self.acks[token] = done
+            if budget is not None:
+                self._flush_deadlines[token] = time.monotonic() + budget
         self.overlay.wake(self)
         return token, done
 
@@ -139,6 +144,8 @@ class LocalNode:
             for t in [new for new, old in self._renamed.items() if old == token] + [token]:
                 self._renamed.pop(t, None)
                 self._ack_deadlines.pop(t, None)
+                self._flush_deadlines.pop(t, None)
+                self.flush_failed.pop(t, None)
                 self.acks.pop(t, None)
                 self.core.acked.pop(t, None)
 
@@ -154,7 +161,10 @@ class LocalNode:
             for token in [t for t in self.acks if t not in queued]:
                 deadline = self._ack_deadlines.pop(token, None)
                 if deadline is None:
-                    new = self.core.flush()
+                    until = self._flush_deadlines.pop(token, None)
+                    new = self.core.flush(None if until is None else max(0.0, until - time.monotonic()))
+                    if until is not None:
+                        self._flush_deadlines[new] = until
                 else:
                     new = self.core.request_ack(max(0.0, deadline - time.monotonic()))
                     self._ack_deadlines[new] = deadline
@@ -187,7 +197,10 @@ class LocalNode:
         if kind is FlushAck:
             with self.lock:
                 done = self.acks.pop(msg.token, None)
-                self._renamed.pop(msg.token, None)
+                waiter = self._renamed.pop(msg.token, msg.token)
+                self._flush_deadlines.pop(msg.token, None)
+                if done is not None and msg.failed:  # else nobody waits any more: keep nothing
+                    self.flush_failed[waiter] = msg.failed
             if done is not None:
                 done.set()
             return

@@ -61,14 +61,21 @@ class Pub:
 
 @dataclass(slots=True)
 class Flush:
-    """The drain barrier: travels the acyclic overlay, FIFO behind everything sent before it."""
+    """The drain barrier: travels the acyclic overlay, FIFO behind everything sent before it, to
+    where the sender's messages went. `budget`: how many seconds the receiver may wait for the
+    links it asks in turn (None: as long as it takes)."""
 
     token: tuple
+    budget: float | None = None
 
 
 @dataclass(slots=True)
 class FlushAck:
+    """The answer to a Flush; `failed` names the links that did not answer in time
+    (comma-separated, "client X at broker B" or "broker B"), empty when every one did."""
+
     token: tuple
+    failed: str = ""
 
 
 @dataclass(slots=True)

@@ -146,8 +146,10 @@ _ENCODERS: dict[type, Callable[[Any], list | tuple]] = {
     Upd: lambda m: ["upd", m.etype, m.sid, [[var, _enc_value(v), seq] for var, (v, seq) in m.changes.items()]],
     # msgpack packs a tuple as the array a list would be: no copies on the path of every event
     Pub: lambda m: ("pub", m.etype, m.values, m.origin, m.seq, m.time, m.sids),
-    Flush: lambda m: ["flush", list(m.token)],
-    FlushAck: lambda m: ["flushack", list(m.token)],
+    # the budget and the names of the silent links only when there are some: a FLUSH without
+    # them is the frame of a peer that predates them
+    Flush: lambda m: ["flush", list(m.token)] if m.budget is None else ["flush", list(m.token), float(m.budget)],
+    FlushAck: lambda m: ["flushack", list(m.token), m.failed] if m.failed else ["flushack", list(m.token)],
     Ack: lambda m: ["ack", list(m.ref), m.failed],
     AckReq: lambda m: ["ackreq", list(m.token), float(m.budget)],
     Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode, m.auth],
@@ -207,8 +209,8 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "unsub": (2, lambda a: Unsub(_str(a[0], "event type"), _int(a[1], "sid"))),
     "upd": (3, _upd),
     "pub": (6, _pub),
-    "flush": (1, lambda a: Flush(_token(a[0]))),
-    "flushack": (1, lambda a: FlushAck(_token(a[0]))),
+    "flush": (1, lambda a: Flush(_token(a[0]), _budget(a[1]) if len(a) > 1 else None)),
+    "flushack": (1, lambda a: FlushAck(_token(a[0]), _str(a[1], "failed links") if len(a) > 1 else "")),
     "ack": (2, lambda a: Ack(_token(a[0]), _str(a[1], "failed broker"))),
     "ackreq": (2, lambda a: AckReq(_token(a[0]), _budget(a[1]))),
     "hello": (5, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
@@ -217,6 +219,9 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "refused": (2, lambda a: Refused(_str(a[0], "event type"), _str(a[1], "reason"))),
     "auth": (2, lambda a: Auth(_str(a[0], "nonce"), _str(a[1], "proof"))),
 }
+
+
+_OPTIONAL_LAST = frozenset({"flush", "flushack"})  # kinds whose last field may be left out
 
 
 def _budget(x: Any) -> float:
@@ -304,7 +309,7 @@ def decode_body(body: bytes) -> Any:
     if entry is None:
         raise WireError(f"unknown message kind {obj[0][:20]!r}")
     arity, build = entry
-    if len(obj) - 1 != arity:
+    if len(obj) - 1 != arity and not (len(obj) - 2 == arity and obj[0] in _OPTIONAL_LAST):
         raise WireError(f"{obj[0]} takes {arity} fields, got {len(obj) - 1}")
     return build(obj[1:])
 

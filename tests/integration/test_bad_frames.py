@@ -13,6 +13,7 @@ import time
 import pytest
 
 import eventpy
+from eventpy.runtime.transports._handshake import PROTOCOL
 from eventpy.runtime.messages import Adv, Hello, Pub, Sub
 from eventpy.runtime.wire import FrameDecoder, encode
 
@@ -35,7 +36,7 @@ def test_a_broker_handles_what_came_before_a_bad_frame_then_closes_that_link(cap
     eventpy.drain(5)
     with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as raw:
         raw.connect(("127.0.0.1", server.port))
-        raw.sendall(encode(Hello("raw", "client", 1)))
+        raw.sendall(encode(Hello("raw", "client", PROTOCOL)))
         assert wait_for(lambda: "raw" in server.links)
         # one write: three good PUBs and a bad frame behind them, read by the broker together
         raw.sendall(encode(Adv(Q.name, Q.to_wire()))
@@ -65,7 +66,7 @@ def test_a_client_delivers_what_came_before_a_bad_frame_from_its_broker(caplog):
             seen: list = []
             while not any(type(m) is Hello for m in seen):
                 seen += dec.feed(conn.recv(65536))
-            conn.sendall(encode(Hello("fake", "broker", 1)))
+            conn.sendall(encode(Hello("fake", "broker", PROTOCOL)))
             while not any(type(m) is Sub for m in seen):
                 seen += dec.feed(conn.recv(65536))
             sid = next(m for m in seen if type(m) is Sub).sid
@@ -151,7 +152,7 @@ def test_a_bad_frame_in_the_read_of_the_hello_is_handled_as_one_read_later(caplo
     eventpy.drain(5)
     with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as raw:
         raw.connect(("127.0.0.1", server.port))
-        raw.sendall(encode(Hello("raw", "client", 1)) + encode(Adv(Q.name, Q.to_wire()))
+        raw.sendall(encode(Hello("raw", "client", PROTOCOL)) + encode(Adv(Q.name, Q.to_wire()))
                     + b"".join(encode(Pub(Q.name, (n,), "raw", n + 1, 0.0)) for n in range(3)) + GARBAGE)
         answer, dec = [], FrameDecoder()
         raw.settimeout(10)
@@ -188,11 +189,11 @@ def test_a_client_takes_a_hello_that_came_with_a_bad_frame_then_reconnects(caplo
                 while not any(type(m) is Hello for m in seen):
                     seen += dec.feed(conn.recv(65536))
                 if attempt == 0:
-                    conn.sendall(encode(Hello("fake", "broker", 1)) + GARBAGE)
+                    conn.sendall(encode(Hello("fake", "broker", PROTOCOL)) + GARBAGE)
                     while conn.recv(65536):  # until the client closes
                         pass
                     continue
-                conn.sendall(encode(Hello("fake", "broker", 1)))
+                conn.sendall(encode(Hello("fake", "broker", PROTOCOL)))
                 while not subs:
                     seen += dec.feed(conn.recv(65536))
                     subs.extend(m for m in seen if type(m) is Sub)

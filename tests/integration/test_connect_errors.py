@@ -64,11 +64,13 @@ def test_a_broker_of_another_protocol_version_says_which(impostor):
     from eventpy.runtime.messages import Hello
     from eventpy.runtime.wire import encode
 
-    port = impostor(encode(Hello("b9", "broker", 2, "parametric")))
+    from eventpy.runtime.transports._handshake import PROTOCOL
+
+    port = impostor(encode(Hello("b9", "broker", PROTOCOL + 1, "parametric")))
     with pytest.raises(ConnectionError) as e:
         eventpy.connect(f"tcp://127.0.0.1:{port}")
     assert str(e.value) == (f"cannot attach to tcp://127.0.0.1:{port}: the peer speaks EventPy protocol "
-                            "version 2; this one speaks 1")
+                            f"version {PROTOCOL + 1}; this one speaks {PROTOCOL}")
 
 
 def test_a_mode_other_than_the_overlays_is_refused_naming_the_overlays(broker_server):

@@ -29,6 +29,7 @@ from typing import Any, Callable, Hashable
 from ..matching import Matcher, make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
+from ._flushes import FlushTracker
 from ._upstream import Upstream
 from ._clees import VersionCache
 from ._evolving import DEFAULT_HORIZON, DEFAULT_TTL, Evolving, EvolvingHulls, choose_engine
@@ -40,6 +41,7 @@ log = logging.getLogger("eventpy.broker")
 Link = Hashable
 Sends = list[tuple[Link, Any]]
 MODES = ("parametric", "resub")
+_BARRIER = (Flush, FlushAck)
 
 
 @dataclass
@@ -86,9 +88,9 @@ class Broker(Upstream, Evolving):
         self.links: dict[Link, str] = {}  # link -> "broker" | "client"
         self.broker_links: set[Link] = set()  # the links whose role is "broker" (the PUB path asks)
         self.types: dict[str, _TypeState] = {}
-        self.flushes: dict[tuple, tuple[Link | None, set]] = {}
         self.clock = clock
         self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
+        self.flushes = FlushTracker(self)  # the drain barrier
         self.evolving = EvolvingHulls(evolve_horizon, overlay_clock)
         self._stats: Counter = Counter()
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
@@ -149,12 +151,7 @@ class Broker(Upstream, Evolving):
                 ts.upstream.discard(link)
                 self._retract_adv(ts, out)
             self._propagate(ts, out)
-        for token, (origin, waiting) in list(self.flushes.items()):
-            waiting.discard(link)
-            if origin == link:
-                del self.flushes[token]
-            elif not waiting:
-                self._finish_flush(token, out)
+        self.flushes.disconnect(link, out)
         self.acks.disconnect(link, out)
         return out
 
@@ -182,9 +179,9 @@ class Broker(Upstream, Evolving):
             elif kind is Unadv:
                 self._on_unadv(link, msg, out)
             elif kind is Flush:
-                self._on_flush(link, msg, out)
+                self.flushes.on_flush(link, msg, out)
             elif kind is FlushAck:
-                self._on_flush_ack(link, msg, out)
+                self.flushes.on_flush_ack(link, msg, out)
             elif kind is AckReq:
                 self.acks.on_request(link, msg, out)
             elif kind is Ack:
@@ -203,21 +200,26 @@ class Broker(Upstream, Evolving):
             self._stats["internal_errors"] += 1
             log.exception("%s: internal error on %s from %r (refused; please report)", self.name,
                           type(msg).__name__, link)
+        if out and type(msg) not in _BARRIER:  # where this link's messages went: its next FLUSH asks there
+            self.flushes.note(link, out)
         self.n_sent += len(out)
         return out
 
     def tick(self, now: float | None = None) -> Sends:
-        """Timers: acknowledgements not received within their budget are answered as failed,
-        naming the brokers that stayed silent (000 §9.3)."""
-        out = self.acks.expire(self.clock() if now is None else now)
+        """Timers: acknowledgements (000 §9.3) and flushes not answered within their budget are
+        answered as failed, naming the brokers (or clients) that stayed silent."""
+        now = self.clock() if now is None else now
+        out = self.acks.expire(now)
+        out += self.flushes.expire(now)
         if self.evolving.stale():
             self._refresh_versions(out)
         return out
 
     def next_deadline(self) -> float | None:
         """When `tick` next has something to do (None: nothing pending)."""
-        due, evolve = self.acks.next_deadline(), self.next_evolution()
-        return evolve if due is None else due if evolve is None else min(due, evolve)
+        due = [d for d in (self.acks.next_deadline(), self.flushes.next_deadline(), self.next_evolution())
+               if d is not None]
+        return min(due, default=None)
 
     def next_evolution(self) -> float | None:
         """When the summaries of evolving subscriptions are next recomputed (on `clock`)."""
@@ -444,30 +446,6 @@ class Broker(Upstream, Evolving):
             for target, sids in clients.items():
                 out.append((target, Pub(msg.etype, values, msg.origin, msg.seq, msg.time, sids)))
             self.n_pub_forwarded += len(clients)
-
-    # -- drain barrier --------------------------------------------------------------------------------
-    def _on_flush(self, link: Link | None, msg: Flush, out: Sends) -> None:
-        if msg.token in self.flushes:
-            raise MessageError(f"flush {msg.token!r} seen twice: the overlay has a cycle")
-        waiting = {other for other in self.links if other != link}
-        self.flushes[msg.token] = (link, waiting)
-        for other in waiting:
-            out.append((other, msg))
-        if not waiting:
-            self._finish_flush(msg.token, out)
-
-    def _on_flush_ack(self, link: Link, msg: FlushAck, out: Sends) -> None:
-        entry = self.flushes.get(msg.token)
-        if entry is None:
-            return
-        entry[1].discard(link)
-        if not entry[1]:
-            self._finish_flush(msg.token, out)
-
-    def _finish_flush(self, token: tuple, out: Sends) -> None:
-        origin, _ = self.flushes.pop(token)
-        if origin is not None and origin in self.links:
-            out.append((origin, FlushAck(token)))
 
     # -- introspection --------------------------------------------------------------------------------
     def subscription_count(self) -> int:

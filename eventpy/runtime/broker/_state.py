@@ -11,6 +11,12 @@ from ..model import EventType, Interval, SetDelta, ValueSet
 
 MAX_CONJUNCTIONS = 1024
 MAX_VARIABLES = 4096
+# How far ahead of the last applied sequence number an UPD may be. A variable's owner numbers its
+# changes one by one and restarts with each SUB (ClientCore.resync; a broker's _Sent), so a real
+# UPD is ahead by the changes coalesced into it: far below 2**32 (four billion assignments while
+# one UPD waits). Further ahead is a sender's bug; stored, it would make every later UPD of the
+# variable look older ("stale"), freezing it for good (seq 2**64-1 did).
+MAX_SEQ_STEP = 1 << 32
 
 
 STALE = object()  # SubState.check: an update older than one applied, dropped
@@ -93,15 +99,20 @@ class SubState:
 
     def check(self, var: Any, value: Any, seq: Any) -> Any:
         """The value an update would store (a SetDelta applied to the set it changes), or
-        `STALE` (an older sequence number than one applied); MessageError if it does not fit.
+        `STALE` (an older sequence number than one applied); MessageError if it does not fit, or
+        if its sequence number is implausibly far ahead (MAX_SEQ_STEP).
         Changes nothing: an UPD is checked whole before any of it is stored."""
         values = self.values
         if type(var) is not int or not 0 <= var < len(values):
             _check_var(var, len(values))  # raises
         if type(seq) is not int:
             raise MessageError("sequence numbers must be ints")
-        if seq <= self.seqs[var]:
+        last = self.seqs[var]
+        if seq <= last:
             return STALE
+        if seq - last > MAX_SEQ_STEP:
+            raise MessageError(f"variable {var}: sequence number {seq} jumps more than {MAX_SEQ_STEP} "
+                               f"ahead of the last applied, {last}; the variable keeps its value")
         what = self.roles[var][0]
         old = values[var]
         if isinstance(value, SetDelta) and isinstance(old, ValueSet):

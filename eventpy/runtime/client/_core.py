@@ -257,6 +257,9 @@ class ClientCore:
                 state.monitor.reset()
             state.wire = list(state.values)
             state.sent = list(state.values)
+            # the broker starts this subscription over from the SUB (sequence numbers 0): counted
+            # on from here, a long-lived variable would look like an implausible jump (MAX_SEQ_STEP)
+            state.seqs = [0] * len(state.values)
             self.outbox.append(Sub(state.etype.name, state.sid, state.plan.spec, list(state.values)))
         self.outbox.extend(kept)
         self._stats["resyncs"] += 1
@@ -268,9 +271,11 @@ class ClientCore:
         self.outbox.append(AckReq(token, budget))
         return token
 
-    def flush(self) -> tuple:
+    def flush(self, budget: float | None = None) -> tuple:
+        """The drain barrier; `budget`: how long the edge broker may wait for the peers it asks
+        before it answers naming the silent ones (None: as long as it takes)."""
         token = (self.name, self._nonce, next(self._tokens))
-        self.outbox.append(Flush(token))
+        self.outbox.append(Flush(token, budget))
         return token
 
     # -- transport side ---------------------------------------------------------------------------

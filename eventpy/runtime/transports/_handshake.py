@@ -15,7 +15,7 @@ from typing import Any
 from ..messages import Auth, Bye, Hello
 from ..wire import FrameDecoder, WireError, encode
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: FLUSH carries a budget and FLUSHACK the silent links (a peer of 1 would refuse them)
 _READ = 65536
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from ..broker import Broker
 from ..messages import Bye, Hello, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
+from ._backoff import Backoff
 from ._handshake import PROTOCOL, _READ, Early, _hello, authenticate, secret_from_env
 
 log = logging.getLogger("eventpy.tcp")
@@ -217,8 +218,9 @@ class BrokerServer:
         await self._serve(hello.node, hello.role, reader, writer, decoder, early)
 
     async def _dial(self, name: str, host: str, port: int) -> None:
-        delay = 0.05
+        backoff = Backoff()  # re-dial a neighbor that went away; reset once a link stayed up
         while True:
+            why = None
             try:
                 reader, writer = await asyncio.open_connection(host, port)
                 writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,
@@ -226,13 +228,19 @@ class BrokerServer:
                 decoder = FrameDecoder(self.max_frame)
                 hello, early = await _hello(reader, decoder)
                 await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
+                backoff.connected()
                 await self._serve(hello.node, "broker", reader, writer, decoder, early)
+                backoff.lost()
             except WireError as e:
-                log.warning("%s: link to %s refused: %s", self.broker.name, name, e)
+                backoff.lost()
+                why = e
             except (ConnectionError, OSError, asyncio.TimeoutError):
-                pass
-            await asyncio.sleep(delay)  # re-dial a neighbor that went away, with backoff
-            delay = min(delay * 2, 2.0)
+                backoff.lost()
+            delay, escalated = backoff.next()
+            if why is not None:  # said as the wait grows, not at every attempt
+                log.log(logging.WARNING if escalated else logging.DEBUG,
+                        "%s: link to %s refused: %s (again in %.2g s)", self.broker.name, name, why, delay)
+            await asyncio.sleep(delay)
 
     async def _serve(self, link: str, role: str, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early) -> None:

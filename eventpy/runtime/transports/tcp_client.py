@@ -19,6 +19,7 @@ from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
 from ..messages import Hello, Upd
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
+from ._backoff import Backoff
 from ._handshake import PROTOCOL, _READ, ProtocolMismatch, Refusal, _hello, authenticate, secret_from_env
 
 log = logging.getLogger("eventpy.tcp")
@@ -140,61 +141,77 @@ class TcpOverlay:
         asyncio.get_running_loop().create_task(self._run(node, conn))
         return node
 
+    def backoff(self) -> Backoff:
+        """The reconnection backoff of one node (tests give a shorter one)."""
+        return Backoff()
+
     async def _run(self, node: LocalNode, conn: tuple) -> None:
         """Keep the node connected: when its broker goes away, reconnect with backoff and
         re-establish its advertisements and subscriptions with their current values."""
-        delay = 0.05
+        backoff = self.backoff()
+        where = f"{self.host}:{self.port}"
         while True:
             reader, writer, decoder, early = conn
             for msg in early:
                 node.receive(msg)
             self._writers[node.link] = writer
             self._events[node.link].set()
+            backoff.connected()
             tasks = [asyncio.create_task(self._read(node, reader, decoder, early.error)),
                      asyncio.create_task(self._write(node, writer))]
             self._writing[node.link] = (node, tasks[1])
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            why = tasks[0].result() if tasks[0].done() and not tasks[0].cancelled() else None
             for t in tasks:
                 t.cancel()
             writer.close()
             if node.closed:
                 return
-            log.warning("node %s: lost its broker %s:%s; reconnecting", node.link, self.host, self.port)
+            backoff.lost()
+            # said when the wait grows, not at every attempt: a broker that fails each session at
+            # once (a bad frame after its HELLO) would fill the log at the cap's pace for ever
             said = None  # a refusal is logged once (and again if its reason changes), not every retry
+            loud = False
             while True:
+                delay, escalated = backoff.next()
+                if why is not None or escalated:
+                    loud = loud or escalated
+                    log.log(logging.WARNING if escalated else logging.DEBUG,
+                            "node %s: %s; reconnecting in %.2g s", node.link,
+                            why or f"still no broker at {where}", delay)
+                    why = None
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
                 try:
                     conn = await self._connect(node.link)
                     break
                 except (AttachError, WireError) as e:  # it answered and refused (a secret, a name, a version)
                     if str(e) != said:
                         said = str(e)
-                        log.warning("node %s: %s:%s refuses to take it back: %s; retrying", node.link,
-                                    self.host, self.port, e)
+                        log.warning("node %s: %s refuses to take it back: %s; retrying", node.link, where, e)
                 except (ConnectionError, OSError, asyncio.TimeoutError):
                     continue
-            delay = 0.05
             node.resync()
-            log.warning("node %s: reconnected to %s:%s", node.link, self.host, self.port)
+            log.log(logging.WARNING if loud else logging.DEBUG, "node %s: reconnected to %s", node.link, where)
 
     async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder,
-                    error: WireError | None = None) -> None:
-        """`error`: a bad frame that came in the reads of the handshake, behind the messages
-        already received (Early.error): the connection closes on it as on one read here."""
+                    error: WireError | None = None) -> str:
+        """Until the connection ends; returns why (logged by `_run`, with the backoff). `error`: a
+        bad frame that came in the reads of the handshake, behind the messages already received
+        (Early.error): the connection closes on it as on one read here."""
+        where = f"{self.host}:{self.port}"
         try:
             if error is not None:
                 raise error
             while True:
                 data = await reader.read(_READ)
                 if not data:
-                    break
+                    return f"lost its broker {where} (the connection closed)"
                 receive_read(node, decoder, data)
         except WireError as e:
-            log.warning("node %s: closing the connection to %s:%s: %s", node.link, self.host, self.port, e)
             node.receive_many(e.before)  # FIFO: what came before the bad frame is delivered
+            return f"closing the connection to {where}: {e}"
         except (ConnectionError, OSError) as e:
-            log.warning("node %s: connection to %s:%s lost: %s", node.link, self.host, self.port, e)
+            return f"connection to {where} lost: {e}"
 
     async def _write(self, node: LocalNode, writer: asyncio.StreamWriter) -> None:
         event = self._events[node.link]

@@ -121,12 +121,13 @@ def test_no_event_goes_back_to_the_broker_it_came_from():
     assert kinds(b.handle("right", Pub("Quote", ("X", 1.0), "p", 2, 0.0))) == [("left", "Pub")]
 
 
-def test_flush_waits_for_every_other_link():
+def test_flush_waits_for_the_links_the_senders_messages_went_to():
+    # (test_flushes.py has the rest: links it did not reach, budgets, silent peers named)
     b = edge()
-    out = b.handle("c1", Flush(("c1", 1)))
-    assert sorted(link for link, _ in out) == ["c2", "up"]
-    assert b.handle("up", FlushAck(("c1", 1))) == []
-    assert kinds(b.handle("c2", FlushAck(("c1", 1)))) == [("c1", "FlushAck")]
+    b.handle("c2", sub_msg("price < 10")[0])  # to "up"
+    out = b.handle("c2", Flush(("c2", 1)))
+    assert sorted(link for link, _ in out) == ["up"]
+    assert kinds(b.handle("up", FlushAck(("c2", 1)))) == [("c2", "FlushAck")]
 
 
 def test_disconnect_forgets_the_link_and_updates_upstream():

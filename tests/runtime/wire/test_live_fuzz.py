@@ -14,6 +14,7 @@ import msgpack
 
 import eventpy
 from eventpy.runtime.messages import Hello
+from eventpy.runtime.transports._handshake import PROTOCOL
 from eventpy.runtime.wire import encode
 
 FRAMES = 100_000
@@ -93,7 +94,7 @@ def test_a_live_broker_survives_100000_mutated_frames(caplog, broker_server):
     from eventpy.runtime.wire import WireError, decode_body
 
     rng = random.Random(2026)
-    hello = encode(Hello("fuzz", "client", 1))
+    hello = encode(Hello("fuzz", "client", PROTOCOL))
     good: list[bytes] = []
     bad = 0
     with caplog.at_level(logging.WARNING):
@@ -106,7 +107,7 @@ def test_a_live_broker_survives_100000_mutated_frames(caplog, broker_server):
                 bad += 1  # the broker closes the link on it: one connection each
                 with socket.create_connection(("127.0.0.1", server.port)) as s:
                     try:
-                        s.sendall(encode(Hello(f"bad-{bad}", "client", 1)) + f)
+                        s.sendall(encode(Hello(f"bad-{bad}", "client", PROTOCOL)) + f)
                         while s.recv(1 << 16):  # the broker's HELLO, then it closes the link
                             pass
                     except OSError:
