@@ -10,6 +10,7 @@ import difflib
 import re
 from typing import Iterator
 
+from .._names import mangle
 from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
 from ..runtime.model._schema import RESERVED
@@ -160,13 +161,16 @@ class Analysis:
                 self.error(f"{what} is in the body of class {cls.name}, outside its methods (no self there): "
                            f"put it in a method of {cls.name}", line=line, col=col + 1)
             else:
-                declared = self._local_fields(cls, set())
+                private = mangle(cls.name, name) != name  # a base's `__f` is another field (`_Base__f`)
+                declared = set(self.classes[cls].locals) if private else self._local_fields(cls, set())
                 if declared is not None and name not in declared:
                     info = self.classes[cls]
                     t = info.field_types.get(name) or (_inferred(info, name) or (None, ""))[0]
+                    bases = [c.name for c in self.classes if c is not cls and name in self.classes[c].locals]
                     self.error(f"{what}: {name} is not declared `local` in class {cls.name}; declare it in the "
-                               f"class body: `local {name}: {t.__name__ if t else 'TYPE'} = VALUE`",
-                               line=line, col=col + 1)
+                               f"class body: `local {name}: {t.__name__ if t else 'TYPE'} = VALUE`"
+                               + (f" (a private name: {bases[0]}'s {name} is another field)"
+                                  if private and bases else ""), line=line, col=col + 1)
 
     def _local_fields(self, cls: ast.ClassDef, seen: set[ast.ClassDef]) -> set[str] | None:
         """The `local` fields of a class and its bases, or None when a base is not a class of

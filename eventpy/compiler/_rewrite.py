@@ -18,6 +18,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from .._names import mangle
 from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
 from ._imports import place_import
@@ -51,15 +52,18 @@ class _Rewrite(cst.CSTTransformer):
         self.next = 0
         self.bind_in_header = bind_in_header
         self.stack: list[ClassInfo | None] = []
+        self.names: list[str] = []  # the enclosing classes' names: Python mangles by the innermost
         self.me: list[str] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         info = self.infos[self.next]
         self.next += 1
         self.stack.append(info if info.rewritten else None)
+        self.names.append(node.name.value)
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         info = self.stack.pop()
+        self.names.pop()
         if info is None:
             return updated
         runtime: cst.BaseExpression = cst.Name(RUNTIME)
@@ -70,7 +74,9 @@ class _Rewrite(cst.CSTTransformer):
         keywords = list(updated.keywords)
         for key, names in (("locals", info.locals), ("events", info.decorated)):
             if names:
-                items = [cst.Element(cst.SimpleString(repr(n)), comma=cst.Comma()) for n in names]
+                # the names the class body's `__f: T = v` and `def __m` stored (mangled by it)
+                items = [cst.Element(cst.SimpleString(repr(mangle(info.node.name, n))), comma=cst.Comma())
+                         for n in names]
                 keywords.append(cst.Arg(cst.Tuple(items), keyword=cst.Name(key), equal=cst.AssignEqual(
                     whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         args = _commas(args + keywords)
@@ -117,8 +123,10 @@ class _Rewrite(cst.CSTTransformer):
         fields = sorted({f for f in stored if f in info.guard_fields and f not in info.locals})
         if not fields:
             return updated
+        # the statement stores `self.__f` as Python mangled it here: the lock and UPD must name that
+        stored_as = [mangle(self.names[-1] if self.names else None, f) for f in fields]
         call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("assigning")),
-                        _commas([cst.Arg(cst.Name(me))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in fields]))
+                        _commas([cst.Arg(cst.Name(me))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in stored_as]))
         trailing = updated.trailing_whitespace
         shown = [v for f in fields for v in info.variables.get(f, ())]
         if shown and trailing.comment is None:
