@@ -160,6 +160,14 @@ class Analysis:
             elif chain[-1] is cls:
                 self.error(f"{what} is in the body of class {cls.name}, outside its methods (no self there): "
                            f"put it in a method of {cls.name}", line=line, col=col + 1)
+            elif (part := self._in_header(chain[chain.index(cls) + 1], line, col)) is not None:
+                method = chain[chain.index(cls) + 1]
+                fix = (f"default it to None and read the released value in the body: `if {part[1]} is None: "
+                       f"{part[1]} = {word} self.{name}`" if part[1] else f"read it in the body of {method.name}")
+                self.error(f"{what} in {part[0]} of {cls.name}.{getattr(method, 'name', 'lambda')}: Python "
+                           f"computes a method's defaults and annotations once, when class {cls.name} is made, "
+                           f"and there is no self then (no object, no released value); {fix}",
+                           line=line, col=col + 1)
             else:
                 private = mangle(cls.name, name) != name  # a base's `__f` is another field (`_Base__f`)
                 declared = set(self.classes[cls].locals) if private else self._local_fields(cls, set())
@@ -171,6 +179,31 @@ class Analysis:
                                f"class body: `local {name}: {t.__name__ if t else 'TYPE'} = VALUE`"
                                + (f" (a private name: {bases[0]}'s {name} is another field)"
                                   if private and bases else ""), line=line, col=col + 1)
+
+    def _source_position(self, node: ast.AST, end: bool = False) -> tuple[int, int]:
+        """(line, 0-based column) in the .epy file of where a node starts (or ends)."""
+        line = node.end_lineno if end else node.lineno  # type: ignore[attr-defined]
+        offset = node.end_col_offset if end else node.col_offset  # type: ignore[attr-defined]
+        text = self.lines[line - 1] if line <= len(self.lines) else ""
+        return line, self.lowered.original_column(line, char_offset(text, offset) + 1) - 1
+
+    def _in_header(self, fn: ast.AST, line: int, col: int) -> tuple[str, str] | None:
+        """Where (line, col) is in the header of `fn` (a method directly in a class body, whose
+        header Python evaluates in the class body): ("the default value of parameter p", "p"),
+        ("an annotation", ""), or None when it is in the body."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return None
+        body = fn.body if isinstance(fn, ast.Lambda) else fn.body[0]
+        if (line, col) >= self._source_position(body):
+            return None
+        a = fn.args
+        positional = a.posonlyargs + a.args
+        defaults = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        defaults += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        for p, d in defaults:
+            if self._source_position(d) <= (line, col) < self._source_position(d, end=True):
+                return f"the default value of parameter {p.arg}", p.arg
+        return "an annotation", ""
 
     def _local_fields(self, cls: ast.ClassDef, seen: set[ast.ClassDef]) -> set[str] | None:
         """The `local` fields of a class and its bases, or None when a base is not a class of

@@ -174,6 +174,43 @@ def test_release_and_last_outside_the_class_that_declares_the_field(extra, at, w
     assert words in e.message, e.render()
 
 
+@pytest.mark.parametrize("method, at, where", [
+    ("def nudge(self, by: float = last self.probe):\n        return by", "last", "the default value of parameter by"),
+    ("def nudge(self, *, by=last self.probe):\n        return by", "last", "the default value of parameter by"),
+    ("def nudge(self,\n              by=(1 +\n                  last self.probe)):\n        return by", "last",
+     "the default value of parameter by"),
+    ("def nudge(self, by=last self.probe): return last self.probe", "last", "the default value of parameter by"),
+    ('def nudge(self, s=f"{last self.probe}"):\n        return s', "last", "the default value of parameter s"),
+    ("def nudge(self, f=lambda: last self.probe):\n        return f()", "last", "the default value of parameter f"),
+    ("def nudge(self, by: last self.probe = 0):\n        return by", "last", "an annotation"),
+])
+def test_last_in_a_method_header_is_a_compile_error(method, at, where):
+    # a default is computed once, when the class is made: no object then (it was a NameError
+    # for self when the class was made, or read a global self)
+    text = LOCAL + "\n    " + method + "\n"
+    lines = text.splitlines()
+    start = next(k for k, ln in enumerate(lines) if "def nudge" in ln)
+    line = next(k for k in range(start, len(lines)) if at in lines[k]) + 1  # the first after the def
+    e = diag(text)
+    assert (e.line, e.column) == (line, lines[line - 1].index(at) + 1), e.render()
+    assert f"`last self.probe` in {where} of M.nudge" in e.message, e.render()
+    assert "once, when class M is made" in e.message and "no self" in e.message, e.render()
+
+
+def test_last_in_a_method_body_or_in_a_nested_header_reads_the_released_value():
+    methods = ("def nudge(self): return last self.probe\n"
+               "    def inner(self):\n"
+               "        def f(by=last self.probe):\n"
+               "            return by\n"
+               "        return f()\n"
+               "    def late(self, by=None):\n"
+               "        return last self.probe if by is None else by\n")
+    ns: dict = {"__name__": "m"}
+    exec(compile(compile_source(LOCAL + "\n    " + methods, "m.epy", "m"), "m.epy", "exec"), ns)
+    m = ns["M"].__new__(ns["M"])
+    assert (m.nudge(), m.inner(), m.late()) == (0.0, 0.0, 0.0)
+
+
 def test_a_local_field_of_the_class_the_compiler_cannot_see_is_left_to_run_time():
     text = "from base import Base\n\nclass N(Base):\n    def f(self):\n        release self.probe\n"
     assert "__eventpy__.release(self, \"probe\")" in compile_source(text, "m.epy")
