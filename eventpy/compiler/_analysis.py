@@ -6,12 +6,13 @@ CompileErrors positioned in the .epy file."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
-import re
 from typing import Iterator
 
 from .._names import mangle
-from ..guards import GuardError, compile_guard
+from ..guards import GuardError, Node as GuardNode, compile_guard, parse_guard
+from ..guards._ast import SelfField
 from ..runtime.model import EventType
 from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
@@ -417,11 +418,9 @@ class Analysis:
         node = info.node
         if not missing or node.bases or node.keywords or node.decorator_list or _writes_fields_dynamically(node):
             return
+        reads = _field_reads(text)
         for f in missing:
-            at = re.search(rf"\bself\s*\.\s*{re.escape(f)}\b", text)
-            i = at.start() if at else 0
-            g_line = text.count("\n", 0, i) + 1
-            g_col = i - (text.rfind("\n", 0, i) + 1) + 1
+            g_line, g_col = reads.get(f, (1, 1))
             close = difflib.get_close_matches(f, sorted(info.fields), n=1)
             self.error(f"the guard of {fn.name} reads self.{f}, which no method of {info.node.name} assigns "
                        "(it must be set when the constructor returns)"
@@ -470,6 +469,25 @@ def _in_file(line: int, col: int, g_line: int, g_col: int) -> dict[str, int]:
     """`error`'s line and col for a position inside a guard that starts at (line, col) of the
     file: the guard's first line continues the file's line, its other lines are the file's own."""
     return {"line": line + g_line - 1, "col": (col + g_col - 1) if g_line == 1 else g_col}
+
+
+def _field_reads(guard: str) -> dict[str, tuple[int, int]]:
+    """Where in the guard (line, column from 1) each field is first read: from the parsed guard,
+    not its text, in which a comment or a string may spell `self.f` earlier."""
+    first: dict[str, tuple[int, int]] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, GuardNode):
+            if isinstance(node, SelfField):
+                first[node.name] = min(first.get(node.name, (node.line, node.column)), (node.line, node.column))
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name))
+        elif isinstance(node, tuple):
+            for item in node:
+                walk(item)
+
+    walk(parse_guard(guard))  # it parsed before (compile_guard): no GuardError here
+    return first
 
 
 def _rebound_names(fn: ast.AST) -> set[str]:

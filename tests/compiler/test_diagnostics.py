@@ -106,6 +106,32 @@ def test_a_guard_field_no_method_assigns_is_a_compile_error_with_a_suggestion():
     assert e.message.endswith("did you mean self.limit?")
 
 
+# a guard over three lines; `@` marks where the diagnostic must point (then removed)
+GUARD_LAYOUTS = [
+    '(firm == "IBM"\n            and price > 0\n            and {})',
+    'firm == "IBM" \\\n            and price > 0 \\\n\t\tand {}',
+    '\\\n      firm == "IBM" and (price >\n 0 and {})',
+    # a comment and a string that spell the field before the guard reads it
+    '(firm != "self.limt"  # not self.limt: the field\n   and price > 0\n  and {})',
+]
+
+
+@pytest.mark.parametrize("layout", GUARD_LAYOUTS)
+@pytest.mark.parametrize("mistake, words", [
+    ("@pricee > 0", "name 'pricee' is neither"),
+    ("price < @self.limt", "reads self.limt, which no method of M assigns"),
+    ("@open(price) > 0", "guard calls open()"),
+    ("price < @> 3", "unexpected '>'"),
+])
+def test_a_diagnostic_on_a_later_line_of_a_guard_points_at_its_token(layout, mistake, words):
+    text = BASE.replace('firm == "IBM" and price < self.limit', layout.format(mistake), 1)
+    for newline in ("\n", "\r\n"):
+        at = text.index("@")
+        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        e = diag(text.replace("@", "").replace("\n", newline))
+        assert (e.line, e.column) == (line, col) and words in e.message, e.render()
+
+
 def test_a_field_typed_by_the_parameter_it_is_assigned_from_is_checked_at_compile_time():
     text = BASE.replace("limit: float, name", "limit: str, name", 1).replace("self.limit = price", "print(price)")
     e = diag(text)

@@ -53,11 +53,20 @@ def check(text: str) -> None:
             assert 1 <= err.column <= len(lines[err.line - 1]) + 1, (err.render(), lines[err.line - 1])
             shown = re.sub("[\ud800-\udfff]", "\ufffd", lines[err.line - 1].expandtabs(1))
             assert err.render().split("\n")[1] == "    " + shown, err.render()  # the line it names
+            named = _NAMED.search(err.message)  # a message that quotes a token: at that token
+            token = next((g for g in named.groups() if g), "") if named else ""
+            if token and "\\" not in token:
+                assert lines[err.line - 1][err.column - 1:].startswith(token), err.render()
         return
     compile(out, "fuzz.epy", "exec", dont_inherit=True)  # what the compiler accepts, Python runs
     assert len(python_lines(out)) == len(python_lines(text))
     if plain:
         assert out == text
+
+
+# name 'x' is neither..., guard calls f(), reads self.f, which..., unexpected 'x' in guard
+_NAMED = re.compile(r"^(?:name '(\w+)' is neither|guard calls (\w+)|the guard of \w+ reads (self)\.|"
+                    r"unexpected (?:character )?'([^']+)' in guard)")
 
 
 def _refused_by_python(text: str) -> None:
