@@ -172,15 +172,19 @@ def _leading_continuations(snippet: str) -> str:
     return "\n".join(lines)
 
 
-def _spaces_for_tabs(snippet: str) -> str:
-    """Indentation with tabs as CPython counts it (to the next multiple of 8), in spaces. libcst
-    counts a mix of spaces and tabs otherwise and refused indentation CPython accepts ("no
-    matching outer block for dedent"); only a snippet libcst refused is given to it so."""
+def _indentation_as_cpython_counts(snippet: str) -> str:
+    """Indentation as CPython counts it, in spaces: a tab to the next multiple of 8, and a form
+    feed starts the count again (what precedes it does not indent). libcst counts a mix of
+    spaces and tabs otherwise, and a form feed as a column, and refused indentation CPython
+    accepts ("no matching outer block for dedent"); only a snippet libcst refused is given to
+    it so."""
     lines = snippet.split("\n")
     for tok, _ in _line_starts(snippet):
         row, col = tok.start
-        if "\t" in lines[row - 1][:col]:
-            lines[row - 1] = lines[row - 1][:col].expandtabs(8) + lines[row - 1][col:]
+        indent = lines[row - 1][:col]
+        if "\t" in indent or "\x0c" in indent:
+            indent = indent[indent.rfind("\x0c") + 1:]
+            lines[row - 1] = indent.expandtabs(8) + lines[row - 1][col:]
     return "\n".join(lines)
 
 
@@ -272,7 +276,7 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
         try:
             module = cst.parse_module(snippet)
         except cst.ParserSyntaxError:
-            module = cst.parse_module(_spaces_for_tabs(snippet))
+            module = cst.parse_module(_indentation_as_cpython_counts(snippet))
         code = module.visit(_Rewrite(infos, bind_in_header=bind_in_header)).code
         if snippet.endswith("\n") and not code.endswith("\n"):
             # libcst takes a text ending in "\\\n" for one without a final newline even when the

@@ -105,6 +105,10 @@ FOUND = [
     # ends a line as \n does once eventpyc reads newlines as Python does)
     BASE.replace("class M:\n", "class M:\n    local x: int = 0\n").replace("self.limit = price",
                                                                       "print(abs(self.x - last\n self.x))"),
+    # a form feed in a line's indentation, where CPython starts counting again: libcst refused
+    # the class (an internal error)
+    BASE.replace("        self.limit = limit", "\x0c        self.limit = limit"),
+    BASE.replace("        self.limit = limit", "    \x0c    self.limit = limit"),
 ]
 
 
