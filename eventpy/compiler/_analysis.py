@@ -6,15 +6,17 @@ CompileErrors positioned in the .epy file."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
-import re
 from typing import Iterator
 
-from ..guards import GuardError, compile_guard
+from ..guards import GuardError, Node as GuardNode, compile_guard, parse_guard
+from ..guards._ast import SelfField
 from ..runtime.model import EventType
 from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
+from ._released import ReleasedFieldChecks
 
 RUNTIME = "__eventpy__"
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
@@ -89,27 +91,12 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _scopes(tree: ast.Module) -> list[tuple[int, int, ast.AST]]:
-    """(first line, last line, node) of every class, function and lambda, outer ones first."""
-    kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-    out: list[tuple[int, int, ast.AST]] = []
-
-    def walk(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, kinds):
-                out.append((child.lineno, child.end_lineno or child.lineno, child))
-            walk(child)
-
-    walk(tree)
-    return out
-
-
 def _star_import(tree: ast.Module) -> bool:
     """`from m import *` may bind any name (a helper called release, say)."""
     return any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree))
 
 
-class Analysis:
+class Analysis(ReleasedFieldChecks):
     def __init__(self, lowered: Lowered, module_name: str, path: str, source: str) -> None:
         self.lowered = lowered
         self.module_name = module_name
@@ -143,47 +130,9 @@ class Analysis:
         self._check_called_constructs(tree)
         self._check_released_fields(tree)
 
-    def _check_released_fields(self, tree: ast.Module) -> None:
-        """`release self.f` and `last self.f` belong in a method of a class that declares `local f`
-        (or inherits it from a base in this file; a base from elsewhere is checked at run time)."""
-        scopes = _scopes(tree)
-        for line, col, name in self.lowered.releases + self.lowered.lasts:
-            word = "release" if (line, col, name) in self.lowered.releases else "last"
-            what = f"`{word} self.{name}`"
-            chain = [node for first, end, node in scopes if first <= line <= end]
-            cls = next((n for n in reversed(chain) if isinstance(n, ast.ClassDef)), None)
-            if cls is None:
-                self.error(f"{what} is outside any class: `{word}` works on a `local` field of the object a "
-                           f"method runs on; put it in a method of the class that declares `local {name}: "
-                           "TYPE = VALUE`", line=line, col=col + 1)
-            elif chain[-1] is cls:
-                self.error(f"{what} is in the body of class {cls.name}, outside its methods (no self there): "
-                           f"put it in a method of {cls.name}", line=line, col=col + 1)
-            else:
-                declared = self._local_fields(cls, set())
-                if declared is not None and name not in declared:
-                    info = self.classes[cls]
-                    t = info.field_types.get(name) or (_inferred(info, name) or (None, ""))[0]
-                    self.error(f"{what}: {name} is not declared `local` in class {cls.name}; declare it in the "
-                               f"class body: `local {name}: {t.__name__ if t else 'TYPE'} = VALUE`",
-                               line=line, col=col + 1)
-
-    def _local_fields(self, cls: ast.ClassDef, seen: set[ast.ClassDef]) -> set[str] | None:
-        """The `local` fields of a class and its bases, or None when a base is not a class of
-        this file the compiler can tell apart by its name (then the run time checks)."""
-        out = set(self.classes[cls].locals)
-        seen.add(cls)
-        for b in cls.bases:
-            if isinstance(b, ast.Name) and b.id == "object":
-                continue
-            found = [c for c in self.classes if isinstance(b, ast.Name) and c.name == b.id]
-            if len(found) != 1 or found[0] in seen:
-                return None
-            more = self._local_fields(found[0], seen)
-            if more is None:
-                return None
-            out |= more
-        return out
+    def field_type(self, info: ClassInfo, name: str) -> type | None:
+        """A field's type, declared or inferred, if the compiler can tell it."""
+        return info.field_types.get(name) or (_inferred(info, name) or (None, ""))[0]
 
     def _check_called_constructs(self, tree: ast.Module) -> None:
         """`release(self.f)` and `last(self.f)` written as calls: Python would read a call of an
@@ -380,11 +329,9 @@ class Analysis:
         node = info.node
         if not missing or node.bases or node.keywords or node.decorator_list or _writes_fields_dynamically(node):
             return
+        reads = _field_reads(text)
         for f in missing:
-            at = re.search(rf"\bself\s*\.\s*{re.escape(f)}\b", text)
-            i = at.start() if at else 0
-            g_line = text.count("\n", 0, i) + 1
-            g_col = i - (text.rfind("\n", 0, i) + 1) + 1
+            g_line, g_col = reads.get(f, (1, 1))
             close = difflib.get_close_matches(f, sorted(info.fields), n=1)
             self.error(f"the guard of {fn.name} reads self.{f}, which no method of {info.node.name} assigns "
                        "(it must be set when the constructor returns)"
@@ -433,6 +380,25 @@ def _in_file(line: int, col: int, g_line: int, g_col: int) -> dict[str, int]:
     """`error`'s line and col for a position inside a guard that starts at (line, col) of the
     file: the guard's first line continues the file's line, its other lines are the file's own."""
     return {"line": line + g_line - 1, "col": (col + g_col - 1) if g_line == 1 else g_col}
+
+
+def _field_reads(guard: str) -> dict[str, tuple[int, int]]:
+    """Where in the guard (line, column from 1) each field is first read: from the parsed guard,
+    not its text, in which a comment or a string may spell `self.f` earlier."""
+    first: dict[str, tuple[int, int]] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, GuardNode):
+            if isinstance(node, SelfField):
+                first[node.name] = min(first.get(node.name, (node.line, node.column)), (node.line, node.column))
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name))
+        elif isinstance(node, tuple):
+            for item in node:
+                walk(item)
+
+    walk(parse_guard(guard))  # it parsed before (compile_guard): no GuardError here
+    return first
 
 
 def _rebound_names(fn: ast.AST) -> set[str]:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from lark import Lark
 from lark.exceptions import UnexpectedInput
 
+from .._names import mangle
 from ..guards._parse import grammar_text
 from ._diagnostics import CompileError
 from ._lines import lines as split_lines
@@ -101,9 +102,11 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
     sig = [t for t in tokens if t.type not in _SKIP]
     prev_type = None
     prev_str = ""
+    classes = _Classes()
     i = 0
     while i < len(sig):
         t = sig[i]
+        classes.see(sig, i)
         at_start = prev_type in _STMT_START or (prev_type == OP and prev_str == ";")
         nxt = sig[i + 1] if i + 1 < len(sig) else None
         nxt2 = sig[i + 2] if i + 2 < len(sig) else None
@@ -130,7 +133,7 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
                                    *_at(t.start), path, source)
             elif t.string in ("release", "last") and nxt.string == "self" and (
                     t.string == "last" or at_start):
-                i = _release_last(sig, i, source, path, edits, out)
+                i = _release_last(sig, i, source, path, edits, out, classes.innermost())
                 prev_type, prev_str = NAME, sig[i - 1].string
                 continue
         if at_start and t.type == NAME and t.string == "def":
@@ -163,8 +166,37 @@ def _field_at(sig: list, j: int, word: str, source: str, path: str) -> str:
     return sig[j + 2].string
 
 
-def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: Lowered) -> int:
-    """`last self.f`, or `release self.f` / `release self.a, self.b`, from sig[i]; the index after."""
+class _Classes:
+    """The class statements around a token, from INDENT and DEDENT: the string `release self.__f`
+    becomes is named as Python names the attribute there (mangled by the innermost class)."""
+
+    def __init__(self) -> None:
+        self.open: list[tuple[str, int]] = []  # (name, depth of the `class` statement)
+        self.depth = 0
+
+    def see(self, sig: list, i: int) -> None:
+        t = sig[i]
+        if t.type == tokenize.INDENT:
+            self.depth += 1
+        elif t.type == tokenize.DEDENT:
+            self.depth -= 1
+            while self.open and self.open[-1][1] >= self.depth:  # back at its level: its body ended
+                self.open.pop()
+        elif t.type == tokenize.NEWLINE and self.open and self.open[-1][1] == self.depth and (
+                i + 1 >= len(sig) or sig[i + 1].type != tokenize.INDENT):
+            self.open.pop()  # `class C: body` on one line (or a header with no body)
+        elif (t.type == NAME and t.string == "class" and i + 1 < len(sig) and sig[i + 1].type == NAME
+              and (i == 0 or sig[i - 1].type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT))):
+            self.open.append((sig[i + 1].string, self.depth))
+
+    def innermost(self) -> str | None:
+        return self.open[-1][0] if self.open else None
+
+
+def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: Lowered,
+                  cls: str | None) -> int:
+    """`last self.f`, or `release self.f` / `release self.a, self.b`, from sig[i]; the index after.
+    `cls`: the innermost class around it, by which a private `self.__f` is named `_Cls__f`."""
     t = sig[i]
     word = t.string
     fields = [_field_at(sig, i + 1, word, source, path)]
@@ -188,7 +220,7 @@ def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: L
         # the line ends it spans (`last` then a line end inside brackets, `release \`) stay,
         # inside the call's brackets: otherwise every later line moved up
         breaks = "\n" * (stop[0] - start[0])
-        edits.append((start, stop, f'{head}{breaks}{"self, " if k == 0 else ""}"{f}"{tail}'))
+        edits.append((start, stop, f'{head}{breaks}{"self, " if k == 0 else ""}"{mangle(cls, f)}"{tail}'))
         (out.releases if word == "release" else out.lasts).append((*start, f))
     return ends[-1]
 

@@ -18,6 +18,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from .._names import mangle
 from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
 from ._imports import place_import
@@ -51,15 +52,18 @@ class _Rewrite(cst.CSTTransformer):
         self.next = 0
         self.bind_in_header = bind_in_header
         self.stack: list[ClassInfo | None] = []
+        self.names: list[str] = []  # the enclosing classes' names: Python mangles by the innermost
         self.me: list[str] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         info = self.infos[self.next]
         self.next += 1
         self.stack.append(info if info.rewritten else None)
+        self.names.append(node.name.value)
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         info = self.stack.pop()
+        self.names.pop()
         if info is None:
             return updated
         runtime: cst.BaseExpression = cst.Name(RUNTIME)
@@ -70,7 +74,9 @@ class _Rewrite(cst.CSTTransformer):
         keywords = list(updated.keywords)
         for key, names in (("locals", info.locals), ("events", info.decorated)):
             if names:
-                items = [cst.Element(cst.SimpleString(repr(n)), comma=cst.Comma()) for n in names]
+                # the names the class body's `__f: T = v` and `def __m` stored (mangled by it)
+                items = [cst.Element(cst.SimpleString(repr(mangle(info.node.name, n))), comma=cst.Comma())
+                         for n in names]
                 keywords.append(cst.Arg(cst.Tuple(items), keyword=cst.Name(key), equal=cst.AssignEqual(
                     whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         args = _commas(args + keywords)
@@ -117,8 +123,10 @@ class _Rewrite(cst.CSTTransformer):
         fields = sorted({f for f in stored if f in info.guard_fields and f not in info.locals})
         if not fields:
             return updated
+        # the statement stores `self.__f` as Python mangled it here: the lock and UPD must name that
+        stored_as = [mangle(self.names[-1] if self.names else None, f) for f in fields]
         call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("assigning")),
-                        _commas([cst.Arg(cst.Name(me))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in fields]))
+                        _commas([cst.Arg(cst.Name(me))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in stored_as]))
         trailing = updated.trailing_whitespace
         shown = [v for f in fields for v in info.variables.get(f, ())]
         if shown and trailing.comment is None:
@@ -164,15 +172,19 @@ def _leading_continuations(snippet: str) -> str:
     return "\n".join(lines)
 
 
-def _spaces_for_tabs(snippet: str) -> str:
-    """Indentation with tabs as CPython counts it (to the next multiple of 8), in spaces. libcst
-    counts a mix of spaces and tabs otherwise and refused indentation CPython accepts ("no
-    matching outer block for dedent"); only a snippet libcst refused is given to it so."""
+def _indentation_as_cpython_counts(snippet: str) -> str:
+    """Indentation as CPython counts it, in spaces: a tab to the next multiple of 8, and a form
+    feed starts the count again (what precedes it does not indent). libcst counts a mix of
+    spaces and tabs otherwise, and a form feed as a column, and refused indentation CPython
+    accepts ("no matching outer block for dedent"); only a snippet libcst refused is given to
+    it so."""
     lines = snippet.split("\n")
     for tok, _ in _line_starts(snippet):
         row, col = tok.start
-        if "\t" in lines[row - 1][:col]:
-            lines[row - 1] = lines[row - 1][:col].expandtabs(8) + lines[row - 1][col:]
+        indent = lines[row - 1][:col]
+        if "\t" in indent or "\x0c" in indent:
+            indent = indent[indent.rfind("\x0c") + 1:]
+            lines[row - 1] = indent.expandtabs(8) + lines[row - 1][col:]
     return "\n".join(lines)
 
 
@@ -264,7 +276,7 @@ def rewrite(lowered: Lowered, module_name: str, path: str, source: str) -> str:
         try:
             module = cst.parse_module(snippet)
         except cst.ParserSyntaxError:
-            module = cst.parse_module(_spaces_for_tabs(snippet))
+            module = cst.parse_module(_indentation_as_cpython_counts(snippet))
         code = module.visit(_Rewrite(infos, bind_in_header=bind_in_header)).code
         if snippet.endswith("\n") and not code.endswith("\n"):
             # libcst takes a text ending in "\\\n" for one without a final newline even when the

@@ -12,6 +12,7 @@ from __future__ import annotations
 from itertools import product
 from typing import Any, Callable, Mapping
 
+from .._names import mangle
 from ..runtime.model import EventType
 from . import _ast as A
 from ._errors import GuardError, error_at
@@ -41,11 +42,13 @@ def kind_of_type(t: Any) -> str | None:
 class _Checker:
     """Resolves names and infers the kind (num, str, bool, set) of every expression."""
 
-    def __init__(self, etype: EventType, params: Mapping[str, Any], mode: str, source: str) -> None:
+    def __init__(self, etype: EventType, params: Mapping[str, Any], mode: str, source: str,
+                 owner: str | None = None) -> None:
         self.etype = etype
         self.params = params  # name -> type, or None when unknown until run time
         self.mode = mode
         self.source = source
+        self.owner = owner  # the class whose body holds the guard: its `self.__f` is `_Owner__f`
 
     def fail(self, node: A.Node, message: str) -> GuardError:
         return error_at(node, message, self.source)
@@ -75,7 +78,7 @@ class _Checker:
             if self.mode != "epy":
                 raise self.fail(n, f"self.{n.name} can only be used in an event method guard; "
                                    "pass it as a parameter")
-            return A.Param(n.name, **pos)
+            return A.Param(mangle(self.owner, n.name), **pos)
         if isinstance(n, A.Call):
             if n.func == "elapsed":
                 if n.args:
@@ -337,12 +340,15 @@ def compile_guard(
     params: Mapping[str, Any] | None = None,
     *,
     mode: str = "api",
+    owner: str | None = None,
 ) -> GuardPlan:
     """Compile a guard for `etype`. `params` maps parameter names to their type (or None). In
     "epy" mode every `self.f` is a parameter whether listed or not (a field may be set anywhere);
-    the listed types are checked."""
+    the listed types are checked. `owner`: the name of the class whose body holds the guard, by
+    which a private `self.__f` is the field `_Owner__f` (Python's mangling: the guard is a string,
+    which Python does not mangle); `params` then names it so too."""
     params = dict(params or {})
-    checker = _Checker(etype, params, mode, text)
+    checker = _Checker(etype, params, mode, text, owner)
     try:
         tree = checker.resolve(parse_guard(text))
         alternatives = checker.dnf(tree)

@@ -76,8 +76,11 @@ class EventMethod:
     """`Class.method(...)` publishes; the function body runs on delivery."""
 
     def __init__(self, func: Callable, etype: EventType, guard: When, plan: Any, owner: type,
-                 field_types: dict[str, type] | None = None) -> None:
+                 field_types: dict[str, type] | None = None, private: str | None = None) -> None:
         self.func = func
+        # the class whose body holds the method: its guard's `self.__f` is `_Private__f` (in a
+        # subclass that inherits the method too: Python mangled the body by the same class)
+        self.private = private
         self.etype = etype  # what `owner.method(...)` publishes
         self.listens = [etype]  # what an instance subscribes to: this type and its bases' ones
         self.guard = guard
@@ -176,7 +179,7 @@ class EventMethod:
             return
         try:
             compile_guard(self.guard.source, self.etype, {**self.field_types, **dict(zip(undeclared, found))},
-                          mode="epy")
+                          mode="epy", owner=self.private)
         except GuardError as e:
             values = ", ".join(f"self.{f} = {env[f]!r}" for f in undeclared)
             raise TypeError(f"{self.etype.name}: {e.message} (with {values})") from None
@@ -327,7 +330,7 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
     for name, value in list(vars(cls).items()):
         marker = _marker(value)
         if marker is not None:
-            events[name] = _event_method(cls, prefix, value, marker, annotations)
+            events[name] = _event_method(cls, prefix, value, marker, annotations, cls.__name__)
     inherited: dict[str, list[EventMethod]] = {}  # name -> the bases' methods, nearest first
     for klass in cls.__mro__[1:]:
         for name, m in klass.__dict__.get("__eventpy_events__", {}).items():
@@ -347,7 +350,7 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
                 raise TypeError(f"{cls.__qualname__}.{name} is {what} of {where.__qualname__}, which hides the event "
                                 f"method {base}.{name} (method resolution order: {order}); put {base} before "
                                 f"{where.__qualname__} among the bases of {cls.__qualname__}, or rename one of them")
-            events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations)
+            events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations, nearest.private)
         mine = events[name]
         for m in bases:
             if m.etype.schema != mine.etype.schema:
@@ -377,7 +380,8 @@ def _type_prefix(cls: type) -> str:
     return name
 
 
-def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotations: dict) -> EventMethod:
+def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotations: dict,
+                  private: str | None) -> EventMethod:
     sig = inspect.signature(func)
     params = list(sig.parameters.values())
     if not params or params[0].name != "self":
@@ -394,11 +398,11 @@ def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotati
     field_types = {k: _TYPES.get(v, v) if isinstance(v, str) else v for k, v in annotations.items()}
     field_types = {k: v for k, v in field_types.items() if isinstance(v, type)}
     try:
-        plan = compile_guard(marker.source, etype, field_types, mode="epy")
+        plan = compile_guard(marker.source, etype, field_types, mode="epy", owner=private)
     except GuardError as e:
         raise GuardError(e.message, e.source, e.line + max(0, marker.line - 1),
                          e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)) from None
-    return EventMethod(func, etype, marker, plan, cls, field_types)
+    return EventMethod(func, etype, marker, plan, cls, field_types, private)
 
 
 def _subscribing_init(init: Callable) -> Callable:

@@ -29,13 +29,16 @@ def seeds() -> list[str]:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     corpus = [(stdlib / name).read_text(encoding="utf-8") + EVENT_CLASS for name in CORPUS]
     from _programs import MONITOR
-    from test_diagnostics import BASE, SETS
+    from test_diagnostics import BASE, GUARD_LAYOUTS, SETS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = [b for b in re.findall(r"^```python\n(.*?)^```", readme, flags=re.S | re.M)
               if re.search(r"\bevent def\b", b)]
     examples = [p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("examples/**/*.epy"))]
-    return examples + blocks + [textwrap.dedent(MONITOR), BASE, SETS, EVENT_CLASS.lstrip("\n")] + corpus
+    # guards over several lines (parentheses, backslashes, a comment): their diagnostics' positions
+    guards = [BASE.replace('firm == "IBM" and price < self.limit', g.format("price < self.limit"), 1)
+              for g in GUARD_LAYOUTS]
+    return examples + blocks + [textwrap.dedent(MONITOR), BASE, SETS, EVENT_CLASS.lstrip("\n")] + guards + corpus
 
 
 # inserted, or put in a token's place

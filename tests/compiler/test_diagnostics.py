@@ -106,6 +106,32 @@ def test_a_guard_field_no_method_assigns_is_a_compile_error_with_a_suggestion():
     assert e.message.endswith("did you mean self.limit?")
 
 
+# a guard over three lines; `@` marks where the diagnostic must point (then removed)
+GUARD_LAYOUTS = [
+    '(firm == "IBM"\n            and price > 0\n            and {})',
+    'firm == "IBM" \\\n            and price > 0 \\\n\t\tand {}',
+    '\\\n      firm == "IBM" and (price >\n 0 and {})',
+    # a comment and a string that spell the field before the guard reads it
+    '(firm != "self.limt"  # not self.limt: the field\n   and price > 0\n  and {})',
+]
+
+
+@pytest.mark.parametrize("layout", GUARD_LAYOUTS)
+@pytest.mark.parametrize("mistake, words", [
+    ("@pricee > 0", "name 'pricee' is neither"),
+    ("price < @self.limt", "reads self.limt, which no method of M assigns"),
+    ("@open(price) > 0", "guard calls open()"),
+    ("price < @> 3", "unexpected '>'"),
+])
+def test_a_diagnostic_on_a_later_line_of_a_guard_points_at_its_token(layout, mistake, words):
+    text = BASE.replace('firm == "IBM" and price < self.limit', layout.format(mistake), 1)
+    for newline in ("\n", "\r\n"):
+        at = text.index("@")
+        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        e = diag(text.replace("@", "").replace("\n", newline))
+        assert (e.line, e.column) == (line, col) and words in e.message, e.render()
+
+
 def test_a_field_typed_by_the_parameter_it_is_assigned_from_is_checked_at_compile_time():
     text = BASE.replace("limit: float, name", "limit: str, name", 1).replace("self.limit = price", "print(price)")
     e = diag(text)
@@ -172,6 +198,43 @@ def test_release_and_last_outside_the_class_that_declares_the_field(extra, at, w
     e = diag(text)
     assert (e.line, e.column) == (line, text.splitlines()[line - 1].index(at) + 1), e.render()
     assert words in e.message, e.render()
+
+
+@pytest.mark.parametrize("method, at, where", [
+    ("def nudge(self, by: float = last self.probe):\n        return by", "last", "the default value of parameter by"),
+    ("def nudge(self, *, by=last self.probe):\n        return by", "last", "the default value of parameter by"),
+    ("def nudge(self,\n              by=(1 +\n                  last self.probe)):\n        return by", "last",
+     "the default value of parameter by"),
+    ("def nudge(self, by=last self.probe): return last self.probe", "last", "the default value of parameter by"),
+    ('def nudge(self, s=f"{last self.probe}"):\n        return s', "last", "the default value of parameter s"),
+    ("def nudge(self, f=lambda: last self.probe):\n        return f()", "last", "the default value of parameter f"),
+    ("def nudge(self, by: last self.probe = 0):\n        return by", "last", "an annotation"),
+])
+def test_last_in_a_method_header_is_a_compile_error(method, at, where):
+    # a default is computed once, when the class is made: no object then (it was a NameError
+    # for self when the class was made, or read a global self)
+    text = LOCAL + "\n    " + method + "\n"
+    lines = text.splitlines()
+    start = next(k for k, ln in enumerate(lines) if "def nudge" in ln)
+    line = next(k for k in range(start, len(lines)) if at in lines[k]) + 1  # the first after the def
+    e = diag(text)
+    assert (e.line, e.column) == (line, lines[line - 1].index(at) + 1), e.render()
+    assert f"`last self.probe` in {where} of M.nudge" in e.message, e.render()
+    assert "once, when class M is made" in e.message and "no self" in e.message, e.render()
+
+
+def test_last_in_a_method_body_or_in_a_nested_header_reads_the_released_value():
+    methods = ("def nudge(self): return last self.probe\n"
+               "    def inner(self):\n"
+               "        def f(by=last self.probe):\n"
+               "            return by\n"
+               "        return f()\n"
+               "    def late(self, by=None):\n"
+               "        return last self.probe if by is None else by\n")
+    ns: dict = {"__name__": "m"}
+    exec(compile(compile_source(LOCAL + "\n    " + methods, "m.epy", "m"), "m.epy", "exec"), ns)
+    m = ns["M"].__new__(ns["M"])
+    assert (m.nudge(), m.inner(), m.late()) == (0.0, 0.0, 0.0)
 
 
 def test_a_local_field_of_the_class_the_compiler_cannot_see_is_left_to_run_time():
