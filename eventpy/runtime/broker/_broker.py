@@ -41,7 +41,7 @@ log = logging.getLogger("eventpy.broker")
 Link = Hashable
 Sends = list[tuple[Link, Any]]
 MODES = ("parametric", "resub")
-_BARRIER = (Flush, FlushAck)
+_NOTED = (Pub, Flush, FlushAck)  # what handle() does not pass to FlushTracker.note (a PUB: noted inline)
 
 
 @dataclass
@@ -91,6 +91,7 @@ class Broker(Upstream, Evolving):
         self.clock = clock
         self.acks = AckTracker(self)  # cascading acknowledgements (000 §9.3)
         self.flushes = FlushTracker(self)  # the drain barrier
+        self._flush_reached = self.flushes.reached  # the PUB path adds to it
         self.evolving = EvolvingHulls(evolve_horizon, overlay_clock)
         self._stats: Counter = Counter()
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
@@ -165,6 +166,12 @@ class Broker(Upstream, Evolving):
             kind = type(msg)
             if kind is Pub:
                 self._on_pub(link, msg, out)
+                if out:  # FlushTracker.note written out: no call on the path of every event
+                    reached = self._flush_reached.get(link)
+                    if reached is None:
+                        reached = self._flush_reached[link] = set()
+                    for target, _ in out:
+                        reached.add(target)
             elif kind is Upd:
                 self._on_upd(link, msg, out)
                 self.acks.note_forwarded(link, out)
@@ -200,7 +207,7 @@ class Broker(Upstream, Evolving):
             self._stats["internal_errors"] += 1
             log.exception("%s: internal error on %s from %r (refused; please report)", self.name,
                           type(msg).__name__, link)
-        if out and type(msg) not in _BARRIER:  # where this link's messages went: its next FLUSH asks there
+        if out and type(msg) not in _NOTED:  # where this link's messages went: its next FLUSH asks there
             self.flushes.note(link, out)
         self.n_sent += len(out)
         return out
