@@ -12,6 +12,7 @@ import threading
 import time
 
 import eventpy
+from eventpy.runtime.transports._handshake import PROTOCOL
 from eventpy.runtime.messages import Hello
 from eventpy.runtime.transports import tcp_client
 from eventpy.runtime.transports._backoff import Backoff
@@ -50,7 +51,7 @@ class BadBroker:
                         if not data:
                             break
                         seen += dec.feed(data)
-                    conn.sendall(encode(Hello("bad", "broker", 1)) + GARBAGE)
+                    conn.sendall(encode(Hello("bad", "broker", PROTOCOL)) + GARBAGE)
                 except OSError:
                     pass
 

@@ -9,6 +9,7 @@ import time
 
 import eventpy
 from eventpy.guards import compile_guard
+from eventpy.runtime.transports._handshake import PROTOCOL
 from eventpy.runtime.messages import Adv, Hello, Sub
 from eventpy.runtime.wire import encode
 
@@ -29,7 +30,7 @@ def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog, bro
         stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         stuck.connect(("127.0.0.1", server.port))
         plan = compile_guard("True", Q, {})
-        stuck.sendall(encode(Hello("stuck", "client", 1)) + encode(Adv(Q.name, Q.to_wire()))
+        stuck.sendall(encode(Hello("stuck", "client", PROTOCOL)) + encode(Adv(Q.name, Q.to_wire()))
                       + encode(Sub(Q.name, 1, plan.spec, plan.evaluate({}))))
         node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
         got = []

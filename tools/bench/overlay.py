@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import eventpy  # noqa: E402
+from eventpy.runtime.transports._handshake import PROTOCOL  # noqa: E402
 from eventpy.runtime.messages import Hello, Pub  # noqa: E402
 from eventpy.runtime.wire import FrameDecoder, encode  # noqa: E402
 
@@ -204,7 +205,7 @@ def run_relay(n: int, env: dict) -> dict:
         frames = b"".join(encode(Pub("bench.Tick", (i, 1.0), "p", i, 0.0)) for i in range(n))
         with socket.create_connection(("127.0.0.1", port)) as sock:
             t0 = time.time()
-            sock.sendall(encode(Hello("bench", "client", 1)) + frames)
+            sock.sendall(encode(Hello("bench", "client", PROTOCOL)) + frames)
             reader.join(timeout=120)
         if len(lat) < n or not finished[0]:
             raise SystemExit(f"relay: {len(lat)} of {n} events reached the sink within 120 s")
