@@ -378,17 +378,37 @@ class EmbeddedOverlay:
     def _loop(self) -> None:
         while True:
             with self._cv:
+                item = None
                 while not self._ready and not self._stopped:
-                    self._cv.wait()
+                    due = self._barrier_due()
+                    if due is None:
+                        self._cv.wait()
+                        continue
+                    wait = due - self.broker.clock()
+                    if wait <= 0:
+                        break  # a budget ran out: tick the broker below
+                    self._cv.wait(wait)
                 if self._stopped:
                     return
-                item = self._ready.popleft()
-                if isinstance(item, LocalNode):
-                    item._flagged = False
+                if self._ready:
+                    item = self._ready.popleft()
+                    if isinstance(item, LocalNode):
+                        item._flagged = False
             try:
-                self._step(item)
+                if item is None:
+                    self._route(self.broker.tick())
+                else:
+                    self._step(item)
             except Exception:  # the overlay thread must survive anything a message does
                 log.exception("embedded overlay: unexpected error")
+
+    def _barrier_due(self) -> float | None:
+        """When a drain's or a confirm's budget at the broker runs out: then it answers naming the
+        node that did not (a callback that does not return). Evolving subscriptions are not timed
+        here: the embedded broker keeps them fresh through its own traffic (broker._evolving)."""
+        b = self.broker
+        due = [d for d in (b.acks.next_deadline(), b.flushes.next_deadline()) if d is not None]
+        return min(due, default=None)
 
     def _step(self, item: Any) -> None:
         if isinstance(item, tuple):

@@ -276,6 +276,21 @@ def test_drain_waits_for_callbacks_and_times_out():
     assert len(done) == 1
 
 
+def test_a_drain_held_by_another_nodes_callback_names_that_node():
+    """The embedded broker times a drain's budget as a broker process does: the node whose
+    callback does not return is named, not the broker."""
+    publisher, subscriber = eventpy.connect(name="pub"), eventpy.connect(name="slow-sub")
+    release = threading.Event()
+    subscriber.subscribe(Quote, "True", on_event=lambda e: release.wait(10))
+    publisher.publish(Quote, firm="A", price=1.0)
+    try:
+        with pytest.raises(TimeoutError, match="client slow-sub at broker embedded did not answer"):
+            eventpy.drain(timeout=1.0)
+    finally:
+        release.set()
+    eventpy.drain(timeout=5.0)  # answered once the callback returned
+
+
 def test_sets_and_switches_as_parameters():
     node = eventpy.connect()
     got = []
