@@ -32,7 +32,30 @@ class AckWait:
     deadline: float
 
 
-class AckTracker:
+class Waits:
+    """What AckTracker and FlushTracker share: waits by token, each for the answers of a set of
+    links, finished (`_finish`) when the last one answers or the budget runs out."""
+
+    waits: dict
+
+    def _answered(self, token: tuple, link: Link, failed: str, out: Sends) -> None:
+        wait = self.waits.get(token)
+        if wait is None or link not in wait.waiting:
+            return  # late (already answered as failed) or not ours
+        wait.waiting.discard(link)
+        if failed:
+            wait.failed.append(failed)
+        if not wait.waiting:
+            self._finish(token, out)
+
+    def _finish(self, token: tuple, out: Sends) -> None:
+        raise NotImplementedError
+
+    def next_deadline(self) -> float | None:
+        return min((w.deadline for w in self.waits.values() if w.deadline is not None), default=None)
+
+
+class AckTracker(Waits):
     def __init__(self, broker: Any) -> None:
         self.broker = broker
         self.forwarded: dict[Link, set[Link]] = {}  # link -> brokers its changes went to
@@ -56,14 +79,7 @@ class AckTracker:
             out.append((target, AckReq(token, msg.budget * HOP_SHARE)))
 
     def on_ack(self, link: Link, msg: Ack, out: Sends) -> None:
-        wait = self.waits.get(msg.ref)
-        if wait is None or link not in wait.waiting:
-            return  # late (already answered as failed) or not ours
-        wait.waiting.discard(link)
-        if msg.failed:
-            wait.failed.append(msg.failed)
-        if not wait.waiting:
-            self._finish(msg.ref, out)
+        self._answered(msg.ref, link, msg.failed, out)
 
     def expire(self, now: float) -> Sends:
         out: Sends = []
@@ -72,9 +88,6 @@ class AckTracker:
                 wait.failed.extend(sorted(str(x) for x in wait.waiting))
                 self._finish(token, out)
         return out
-
-    def next_deadline(self) -> float | None:
-        return min((w.deadline for w in self.waits.values()), default=None)
 
     def disconnect(self, link: Link, out: Sends) -> None:
         self.forwarded.pop(link, None)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Hashable
 
 from ..messages import Flush, FlushAck
-from ._acks import HOP_SHARE
+from ._acks import HOP_SHARE, Waits
 from ._state import MessageError
 
 Link = Hashable
@@ -36,7 +36,7 @@ class FlushWait:
     failed: list = field(default_factory=list)  # who did not answer in time, as said to the user
 
 
-class FlushTracker:
+class FlushTracker(Waits):
     def __init__(self, broker: Any) -> None:
         self.broker = broker
         # link -> the links the messages from it were sent to since its last FLUSH (the PUB path
@@ -72,14 +72,7 @@ class FlushTracker:
             self._finish(msg.token, out)
 
     def on_flush_ack(self, link: Link, msg: FlushAck, out: Sends) -> None:
-        wait = self.waits.get(msg.token)
-        if wait is None or link not in wait.waiting:
-            return  # late (answered as failed already) or not ours
-        wait.waiting.discard(link)
-        if msg.failed:
-            wait.failed.append(msg.failed)
-        if not wait.waiting:
-            self._finish(msg.token, out)
+        self._answered(msg.token, link, msg.failed, out)
 
     def expire(self, now: float) -> Sends:
         out: Sends = []
@@ -91,9 +84,6 @@ class FlushTracker:
                 wait.waiting.clear()
                 self._finish(token, out)
         return out
-
-    def next_deadline(self) -> float | None:
-        return min((w.deadline for w in self.waits.values() if w.deadline is not None), default=None)
 
     def disconnect(self, link: Link, out: Sends) -> None:
         """A link that went cannot answer, and what was sent to it is lost: not waited for."""
