@@ -223,6 +223,31 @@ def test_last_in_a_method_header_is_a_compile_error(method, at, where):
     assert "once, when class M is made" in e.message and "no self" in e.message, e.render()
 
 
+@pytest.mark.parametrize("member, words", [
+    # made when the class is made: its `self` is no parameter, a global when it runs (it compiled)
+    ("x = lambda: last self.probe", "in a lambda in the body of class M, outside its methods"),
+    ("x = (lambda n:\n        n + last self.probe)", "in a lambda in the body of class M, outside its methods"),
+    ("x = lambda: lambda: last self.probe", "in a lambda in the body of class M, outside its methods"),
+    # a lambda on the line is not around the `last` (it was taken for a method by its line)
+    ("x = (lambda: 0) if last self.probe else 1", "is in the body of class M, outside its methods"),
+])
+def test_last_in_a_lambda_or_expression_of_the_class_body_is_a_compile_error(member, words):
+    text = LOCAL + "\n    " + member + "\n"
+    lines = text.splitlines()
+    line = max(k for k, ln in enumerate(lines) if "last self" in ln) + 1
+    e = diag(text)
+    assert (e.line, e.column) == (line, lines[line - 1].index("last self") + 1), e.render()
+    assert words in e.message and "no self" in e.message and "method of M" in e.message, e.render()
+
+
+def test_a_lambda_of_the_class_body_that_takes_self_is_a_method_and_reads_last():
+    ns: dict = {"__name__": "m"}
+    member = "peek = lambda self: last self.probe\n    both = lambda self: lambda: last self.probe\n"
+    exec(compile(compile_source(LOCAL + "\n    " + member, "m.epy", "m"), "m.epy", "exec"), ns)
+    m = ns["M"].__new__(ns["M"])
+    assert (m.peek(), m.both()()) == (0.0, 0.0)
+
+
 def test_last_in_a_method_body_or_in_a_nested_header_reads_the_released_value():
     methods = ("def nudge(self): return last self.probe\n"
                "    def inner(self):\n"
