@@ -374,7 +374,7 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     if when + 1 >= colon:
         raise CompileError("`when` needs a guard before ':'", *_at(w.end), path, source)
     g0, g1 = sig[when + 1].start, sig[colon - 1].end
-    guard = _slice(source, g0, g1).replace("\\\n", " \n")
+    guard = _guard_text(sig[when + 1:colon], source)
     # the guard itself is parsed with the grammar's guard rule when it is compiled (_analysis)
     line, col = g0[0], g0[1] + 1
     pieces = guard.split("\n")
@@ -384,6 +384,16 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     edits.append((sig[when - 1].end, g1, f" -> __eventpy__.when({breaks}{literal}, {line}, {col})"))
     out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, guard, line, col))
     return colon + 1
+
+
+def _guard_text(toks: list, source: str) -> str:
+    """The guard as written, its line continuations as spaces (the same columns) — but not those
+    inside a string, where Python's `\\` + line end is part of the literal (it joins the lines)."""
+    parts, at = [], toks[0].start
+    for tok in toks:
+        parts += [_slice(source, at, tok.start).replace("\\\n", " \n"), tok.string]
+        at = tok.end
+    return "".join(parts)
 
 
 def _slice(source: str, start: tuple[int, int], end: tuple[int, int]) -> str:
