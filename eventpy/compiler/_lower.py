@@ -58,11 +58,17 @@ class Lowered:
     lasts: list[tuple[int, int, str]] = field(default_factory=list)
     # line -> (original column, length change, replacement length) of each one-line edit
     shifts: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    # (line, column from 0) of each `event` and `local` that starts a statement and was removed:
+    # Python names the statement (`expected an indented block`, `unexpected indent`, the def of
+    # a misplaced `event def`) by the word after it, which the user did not write first
+    heads: set[tuple[int, int]] = field(default_factory=set)
 
     def original_column(self, line: int, column: int) -> int:
         """Map a 1-based column of the lowered text back to the .epy source."""
         shift = 0
         for start, delta, length in sorted(self.shifts.get(line, ())):
+            if column - 1 == start + shift and (line, start) in self.heads:
+                return start + 1
             if column - 1 >= start + shift + length:
                 shift += delta
             elif column - 1 >= start + shift:
@@ -123,6 +129,8 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
             if at_start and t.string == "local" and nxt2 is not None and nxt2.string == ":":
                 _check("local_head", f"local {nxt.string}:", *_at(t.start), path, source)
                 edits.append((t.start, nxt.start, "\\\n" * (nxt.start[0] - t.start[0])))  # `local \`
+                if t.start[0] == nxt.start[0]:
+                    out.heads.add(t.start)
                 # by the line of the field's name, where Python's statement starts
                 out.locals[nxt.start[0]] = nxt.string
                 out.local_columns[nxt.start[0]] = (t.start if t.start[0] == nxt.start[0] else nxt.start)[1] + 1
@@ -358,6 +366,8 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
         raise CompileError("`event def` needs a method name", *_at(d.end), path, source)
     _check("event_head", f"event def {name.string}", *_at(ev.start), path, source)
     edits.append((ev.start, d.start, "\\\n" * (d.start[0] - ev.start[0])))  # `event def` -> `def`
+    if ev.start[0] == d.start[0]:
+        out.heads.add(ev.start)
     try:
         colon, when = _header_end(sig, i + 1)
     except CompileError as e:
