@@ -18,7 +18,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from .._names import mangle
+from .._names import identifier, mangle
 from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
 from ._imports import place_import
@@ -29,8 +29,9 @@ RUNTIME = "__eventpy__"
 
 
 def _is_self_attr(node: cst.BaseExpression, me: str) -> str | None:
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me:
-        return node.attr.value
+    # libcst keeps names as written; Python, and the guard's fields, have them NFKC-normalised
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and identifier(node.value.value) == me:
+        return identifier(node.attr.value)
     return None
 
 
@@ -66,9 +67,9 @@ class _Self:
             # a classmethod's first parameter is the class, a staticmethod has none
             if not first or decorators & {"classmethod", "staticmethod"}:
                 return None
-            return _Self(first[0].name.value, cls)
-        names = [q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)]
-        names += [q.name.value for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)]
+            return _Self(identifier(first[0].name.value), cls)
+        names = [identifier(q.name.value) for q in (*p.posonly_params, *p.params, *p.kwonly_params)]
+        names += [identifier(q.name.value) for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)]
         return None if outer is None or outer.name in names else outer
 
 
@@ -86,7 +87,7 @@ class _Rewrite(cst.CSTTransformer):
         info = self.infos[self.next]
         self.next += 1
         self.scopes.append(("class", info if info.rewritten else None))
-        self.names.append(node.name.value)
+        self.names.append(identifier(node.name.value))
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         info = self.scopes.pop()[1]
