@@ -6,6 +6,8 @@ not rewritten, so whoever turns such a string into an attribute name applies the
 
 from __future__ import annotations
 
+import unicodedata
+
 
 def mangle(class_name: str | None, name: str) -> str:
     """`name` as Python stores it when written in the body of class `class_name` (None: no class)."""
@@ -13,3 +15,9 @@ def mangle(class_name: str | None, name: str) -> str:
         return name
     stripped = class_name.lstrip("_")
     return f"_{stripped}{name}" if stripped else name  # a class named only `_`s mangles nothing
+
+
+def identifier(name: str) -> str:
+    """A name as Python reads it in source: NFKC-normalised (PEP 3131: `ﬁeld` is `field`). A name
+    the compiler or a guard takes from the text as written must be this to be the attribute."""
+    return name if name.isascii() else unicodedata.normalize("NFKC", name)

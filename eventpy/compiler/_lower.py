@@ -27,7 +27,7 @@ from functools import lru_cache
 from lark import Lark
 from lark.exceptions import UnexpectedInput
 
-from .._names import mangle
+from .._names import identifier, mangle
 from ..guards._parse import grammar_text
 from ._diagnostics import CompileError
 from ._lines import lines as split_lines
@@ -58,11 +58,17 @@ class Lowered:
     lasts: list[tuple[int, int, str]] = field(default_factory=list)
     # line -> (original column, length change, replacement length) of each one-line edit
     shifts: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    # (line, column from 0) of each `event` and `local` that starts a statement and was removed:
+    # Python names the statement (`expected an indented block`, `unexpected indent`, the def of
+    # a misplaced `event def`) by the word after it, which the user did not write first
+    heads: set[tuple[int, int]] = field(default_factory=set)
 
     def original_column(self, line: int, column: int) -> int:
         """Map a 1-based column of the lowered text back to the .epy source."""
         shift = 0
         for start, delta, length in sorted(self.shifts.get(line, ())):
+            if column - 1 == start + shift and (line, start) in self.heads:
+                return start + 1
             if column - 1 >= start + shift + length:
                 shift += delta
             elif column - 1 >= start + shift:
@@ -123,15 +129,17 @@ def lower(source: str, path: str = "<epy>") -> Lowered:
             if at_start and t.string == "local" and nxt2 is not None and nxt2.string == ":":
                 _check("local_head", f"local {nxt.string}:", *_at(t.start), path, source)
                 edits.append((t.start, nxt.start, "\\\n" * (nxt.start[0] - t.start[0])))  # `local \`
+                if t.start[0] == nxt.start[0]:
+                    out.heads.add(t.start)
                 # by the line of the field's name, where Python's statement starts
-                out.locals[nxt.start[0]] = nxt.string
+                out.locals[nxt.start[0]] = identifier(nxt.string)
                 out.local_columns[nxt.start[0]] = (t.start if t.start[0] == nxt.start[0] else nxt.start)[1] + 1
-            elif (t.string in ("release", "last") and nxt.string != "self" and nxt2 is not None
+            elif (t.string in ("release", "last") and identifier(nxt.string) != "self" and nxt2 is not None
                   and nxt2.string == "." and (t.string == "last" or at_start)):
                 raise CompileError(f"`{t.string}` works on the object's own fields: `{t.string} self.FIELD`, in a "
                                    f"method of the class that declares FIELD `local` (not {nxt.string}.FIELD)",
                                    *_at(t.start), path, source)
-            elif t.string in ("release", "last") and nxt.string == "self" and (
+            elif t.string in ("release", "last") and identifier(nxt.string) == "self" and (
                     t.string == "last" or at_start):
                 i = _release_last(sig, i, source, path, edits, out, classes.innermost())
                 prev_type, prev_str = NAME, sig[i - 1].string
@@ -160,10 +168,10 @@ def _at(pos: tuple[int, int]) -> tuple[int, int]:
 
 def _field_at(sig: list, j: int, word: str, source: str, path: str) -> str:
     """The FIELD of `self.FIELD` starting at sig[j]."""
-    if not (j + 2 < len(sig) and sig[j].string == "self" and sig[j + 1].string == "."
+    if not (j + 2 < len(sig) and identifier(sig[j].string) == "self" and sig[j + 1].string == "."
             and sig[j + 2].type == NAME):
         raise CompileError(f"`{word}` must be followed by self.FIELD", *_at(sig[j].start), path, source)
-    return sig[j + 2].string
+    return identifier(sig[j + 2].string)  # the attribute Python makes of it
 
 
 class _Classes:
@@ -187,7 +195,7 @@ class _Classes:
             self.open.pop()  # `class C: body` on one line (or a header with no body)
         elif (t.type == NAME and t.string == "class" and i + 1 < len(sig) and sig[i + 1].type == NAME
               and (i == 0 or sig[i - 1].type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT))):
-            self.open.append((sig[i + 1].string, self.depth))
+            self.open.append((identifier(sig[i + 1].string), self.depth))
 
     def innermost(self) -> str | None:
         return self.open[-1][0] if self.open else None
@@ -225,7 +233,7 @@ def _release_last(sig: list, i: int, source: str, path: str, edits: list, out: L
     return ends[-1]
 
 
-_LAST_IN_FIELD = re.compile(r"(?<![\w.])last\s+self\s*\.\s*([A-Za-z_]\w*)")
+_LAST_IN_FIELD = re.compile(r"(?<![\w.])last\s+self\s*\.\s*([^\W\d]\w*)")  # any script, as Python
 
 
 def _fstring_lasts(t: tokenize.TokenInfo, edits: list, out: Lowered) -> None:
@@ -243,7 +251,7 @@ def _fstring_lasts(t: tokenize.TokenInfo, edits: list, out: Lowered) -> None:
             end = _offset_to_pos(t.start, text, m.end())
             breaks = "\n" * (end[0] - start[0])  # a field of a triple-quoted f-string may span lines
             edits.append((start, end, f"__eventpy__.released({breaks}self).{m.group(1)}"))
-            out.lasts.append((*start, m.group(1)))
+            out.lasts.append((*start, identifier(m.group(1))))
 
 
 _FSTRING_PREFIX = re.compile(r"(?<!\w)[rRbBfFuU]{1,2}$")
@@ -358,6 +366,8 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
         raise CompileError("`event def` needs a method name", *_at(d.end), path, source)
     _check("event_head", f"event def {name.string}", *_at(ev.start), path, source)
     edits.append((ev.start, d.start, "\\\n" * (d.start[0] - ev.start[0])))  # `event def` -> `def`
+    if ev.start[0] == d.start[0]:
+        out.heads.add(ev.start)
     try:
         colon, when = _header_end(sig, i + 1)
     except CompileError as e:
@@ -367,14 +377,14 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
             raise CompileError("an event method returns nothing: remove the return annotation",
                                *_at(sig[k].start), path, source)
     if when is None:
-        out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, None))
+        out.events.append(EventDef(ev.start[0], ev.start[1] + 1, identifier(name.string), None))
         edits.append((sig[colon].start, sig[colon].start, " -> __eventpy__.when()"))
         return colon + 1
     w = sig[when]
     if when + 1 >= colon:
         raise CompileError("`when` needs a guard before ':'", *_at(w.end), path, source)
     g0, g1 = sig[when + 1].start, sig[colon - 1].end
-    guard = _slice(source, g0, g1).replace("\\\n", " \n")
+    guard = _guard_text(sig[when + 1:colon], source)
     # the guard itself is parsed with the grammar's guard rule when it is compiled (_analysis)
     line, col = g0[0], g0[1] + 1
     pieces = guard.split("\n")
@@ -382,8 +392,18 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
     # `when \` with the guard on the next line: those line ends stay (inside the call's brackets)
     breaks = "\n" * (g0[0] - sig[when - 1].end[0])
     edits.append((sig[when - 1].end, g1, f" -> __eventpy__.when({breaks}{literal}, {line}, {col})"))
-    out.events.append(EventDef(ev.start[0], ev.start[1] + 1, name.string, guard, line, col))
+    out.events.append(EventDef(ev.start[0], ev.start[1] + 1, identifier(name.string), guard, line, col))
     return colon + 1
+
+
+def _guard_text(toks: list, source: str) -> str:
+    """The guard as written, its line continuations as spaces (the same columns) — but not those
+    inside a string, where Python's `\\` + line end is part of the literal (it joins the lines)."""
+    parts, at = [], toks[0].start
+    for tok in toks:
+        parts += [_slice(source, at, tok.start).replace("\\\n", " \n"), tok.string]
+        at = tok.end
+    return "".join(parts)
 
 
 def _slice(source: str, start: tuple[int, int], end: tuple[int, int]) -> str:

@@ -29,7 +29,9 @@ class ReleasedFieldChecks:
         for line, col, name in self.lowered.releases + self.lowered.lasts:
             word = "release" if (line, col, name) in self.lowered.releases else "last"
             what = f"`{word} self.{name}`"
-            chain = [node for first, end, node in scopes if first <= line <= end]
+            # by position, not line: `(lambda: 0) if last self.f else 1` is not in the lambda
+            chain = [node for first, end, node in scopes if first <= line <= end
+                     and self._source_position(node) <= (line, col) < self._source_position(node, end=True)]
             cls = next((n for n in reversed(chain) if isinstance(n, ast.ClassDef)), None)
             if cls is None:
                 self.error(f"{what} is outside any class: `{word}` works on a `local` field of the object a "
@@ -45,6 +47,12 @@ class ReleasedFieldChecks:
                 self.error(f"{what} in {part[0]} of {cls.name}.{getattr(method, 'name', 'lambda')}: Python "
                            f"computes a method's defaults and annotations once, when class {cls.name} is made, "
                            f"and there is no self then (no object, no released value); {fix}",
+                           line=line, col=col + 1)
+            elif _unbound_lambda(chain[chain.index(cls) + 1:]):
+                self.error(f"{what} in a lambda in the body of class {cls.name}, outside its methods: Python makes "
+                           f"the lambda when class {cls.name} is made, and its `self` is no parameter, so there is "
+                           f"no self when it runs (no object, no released value); read it in a method of "
+                           f"{cls.name}, or take the object as the lambda's first parameter: `lambda self: ...`",
                            line=line, col=col + 1)
             else:
                 private = mangle(cls.name, name) != name  # a base's `__f` is another field (`_Base__f`)
@@ -99,6 +107,13 @@ class ReleasedFieldChecks:
                 return None
             out |= more
         return out
+
+
+def _unbound_lambda(chain: list[ast.AST]) -> bool:
+    """Whether the functions between a class body and a `last` are lambdas none of which takes a
+    `self`: a lambda in a class body that does is a method (`x = lambda self: ...`)."""
+    return all(isinstance(n, ast.Lambda) for n in chain) and not any(
+        a.arg == "self" for n in chain for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs))
 
 
 def _scopes(tree: ast.Module) -> list[tuple[int, int, ast.AST]]:

@@ -18,7 +18,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from .._names import mangle
+from .._names import identifier, mangle
 from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
 from ._imports import place_import
@@ -29,8 +29,9 @@ RUNTIME = "__eventpy__"
 
 
 def _is_self_attr(node: cst.BaseExpression, me: str) -> str | None:
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me:
-        return node.attr.value
+    # libcst keeps names as written; Python, and the guard's fields, have them NFKC-normalised
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and identifier(node.value.value) == me:
+        return identifier(node.attr.value)
     return None
 
 
@@ -46,29 +47,56 @@ def _targets(node: cst.BaseExpression, me: str) -> list[str]:
     return []
 
 
+class _Self:
+    """The name a function calls the object of an event class by, and that class (None: a plain
+    one). A method's first parameter names an object of the class whose body holds the method (a
+    plain class nested in an event class has objects of its own); a function nested in a method
+    sees the method's `self`, unless a parameter of its own takes the name."""
+
+    __slots__ = ("name", "info")
+
+    def __init__(self, name: str, info: ClassInfo | None) -> None:
+        self.name, self.info = name, info
+
+    @staticmethod
+    def of(node: cst.FunctionDef, in_class: bool, cls: ClassInfo | None, outer: _Self | None) -> _Self | None:
+        p = node.params
+        if in_class:
+            decorators = {d.decorator.value for d in node.decorators if isinstance(d.decorator, cst.Name)}
+            first = (list(p.posonly_params) + list(p.params))[:1]
+            # a classmethod's first parameter is the class, a staticmethod has none
+            if not first or decorators & {"classmethod", "staticmethod"}:
+                return None
+            return _Self(identifier(first[0].name.value), cls)
+        names = [identifier(q.name.value) for q in (*p.posonly_params, *p.params, *p.kwonly_params)]
+        names += [identifier(q.name.value) for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)]
+        return None if outer is None or outer.name in names else outer
+
+
 class _Rewrite(cst.CSTTransformer):
     def __init__(self, infos: list[ClassInfo], bind_in_header: bool) -> None:
         self.infos = infos  # the snippet's classes in source order, as ast found them
         self.next = 0
         self.bind_in_header = bind_in_header
-        self.stack: list[ClassInfo | None] = []
         self.names: list[str] = []  # the enclosing classes' names: Python mangles by the innermost
-        self.me: list[str] = []
+        # the enclosing classes ("class", their info or None when not rewritten) and functions
+        # ("def", the object their `self` names: see _Self), innermost last
+        self.scopes: list[tuple[str, ClassInfo | _Self | None]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         info = self.infos[self.next]
         self.next += 1
-        self.stack.append(info if info.rewritten else None)
-        self.names.append(node.name.value)
+        self.scopes.append(("class", info if info.rewritten else None))
+        self.names.append(identifier(node.name.value))
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        info = self.stack.pop()
+        info = self.scopes.pop()[1]
         self.names.pop()
-        if info is None:
+        if not isinstance(info, ClassInfo):
             return updated
         runtime: cst.BaseExpression = cst.Name(RUNTIME)
         if self.bind_in_header:
-            runtime = _binding(top_level=not self.me and not self.stack)
+            runtime = _binding(top_level=not self.scopes)
         base = cst.Arg(cst.Attribute(runtime, cst.Name("EventObject")))
         args = list(updated.bases) + [base]
         keywords = list(updated.keywords)
@@ -84,12 +112,17 @@ class _Rewrite(cst.CSTTransformer):
                                     lpar=cst.LeftParen(), rpar=cst.RightParen())
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        params = node.params.params
-        self.me.append(params[0].name.value if params else "")
+        kind, cls = self.scopes[-1] if self.scopes else ("", None)
+        in_class = kind == "class"
+        self.scopes.append(("def", _Self.of(node, in_class, cls if in_class else None, self._self())))
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        self.me.pop()
+        self.scopes.pop()
         return updated
+
+    def _self(self) -> _Self | None:
+        """What `self` is where the visit is: a class body inside a method sees the method's."""
+        return next((s for kind, s in reversed(self.scopes) if kind == "def"), None)  # type: ignore[return-value]
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return False  # the line is wrapped as a whole: its expressions need no visit
@@ -109,24 +142,27 @@ class _Rewrite(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> cst.BaseStatement:
-        info = next((c for c in reversed(self.stack) if c is not None), None)
-        if info is None or not self.me or not self.me[-1]:
+        me = self._self()
+        if me is None or me.info is None:
             return updated
-        me = self.me[-1]
+        info = me.info
         stored: list[str] = []
         for stmt in updated.body:
             if isinstance(stmt, cst.Assign):
                 for t in stmt.targets:
-                    stored += _targets(t.target, me)
+                    stored += _targets(t.target, me.name)
             elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
-                stored += _targets(stmt.target, me)
-        fields = sorted({f for f in stored if f in info.guard_fields and f not in info.locals})
+                stored += _targets(stmt.target, me.name)
+        # the statement stores `self.__f` as Python mangles it here, by the innermost class (in a
+        # class nested in the method, another attribute than the guard's `__f`)
+        here = self.names[-1] if self.names else None
+        guarded = {mangle(info.node.name, f): f for f in info.guard_fields if f not in info.locals}
+        stored_as = sorted({mangle(here, f) for f in stored} & set(guarded))
+        fields = [guarded[f] for f in stored_as]
         if not fields:
             return updated
-        # the statement stores `self.__f` as Python mangled it here: the lock and UPD must name that
-        stored_as = [mangle(self.names[-1] if self.names else None, f) for f in fields]
         call = cst.Call(cst.Attribute(cst.Name(RUNTIME), cst.Name("assigning")),
-                        _commas([cst.Arg(cst.Name(me))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in stored_as]))
+                        _commas([cst.Arg(cst.Name(me.name))] + [cst.Arg(cst.SimpleString(f'"{f}"')) for f in stored_as]))
         trailing = updated.trailing_whitespace
         shown = [v for f in fields for v in info.variables.get(f, ())]
         if shown and trailing.comment is None:

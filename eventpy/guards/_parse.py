@@ -10,6 +10,7 @@ from importlib import resources
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from .._names import identifier
 from . import _ast as A
 from ._errors import GuardError, source_lines
 from ._exprs import FUNCTIONS
@@ -81,13 +82,13 @@ class _ToAst(Transformer):
         return A.Const(False, **_pos(meta))
 
     def name(self, meta, items):
-        return A.Name(str(items[0]), **_pos(meta))
+        return A.Name(identifier(str(items[0])), **_pos(meta))
 
     def self_field(self, meta, items):
-        return A.SelfField(str(items[0]), **_pos(meta))
+        return A.SelfField(identifier(str(items[0])), **_pos(meta))
 
     def dotted_name(self, meta, items):
-        return ".".join(str(t) for t in items)
+        return ".".join(identifier(str(t)) for t in items)
 
     def call(self, meta, items):
         func, *args = items

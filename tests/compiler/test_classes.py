@@ -286,3 +286,45 @@ def test_a_class_level_default_reads_as_python_would_on_the_class():
     ''')
     assert (ns["A"].limit, ns["B"].limit, ns["A"]().limit, ns["B"]().limit) == (5.0, 7.0, 5.0, 7.0)
 
+
+
+def test_a_plain_class_nested_in_an_event_class_has_fields_of_its_own():
+    # its `self` is another object: a store of its `limit` is Python's, not the guard field's
+    # (it was wrapped in the outer class's `assigning`, which needs an __dict__)
+    ns = load('''
+    class A:
+        def __init__(self, limit: float):
+            self.limit = limit
+
+        event def q(self, px: float) when px < self.limit:
+            pass
+
+        class Slotted:
+            __slots__ = ("limit",)
+
+            def __init__(self):
+                self.limit = 3
+
+        class Plain:
+            def __init__(self):
+                self.limit = "any"
+
+        def make(self, v):
+            class Inner:
+                __slots__ = ("limit",)
+
+                def __init__(self):
+                    self.limit = v
+            return Inner()
+
+        def store(self, other):
+            def into(obj):
+                obj.limit = other
+            return into
+    ''')
+    A = ns["A"]
+    a = A(1.0)
+    assert A.Slotted().limit == 3 and vars(A.Plain()) == {"limit": "any"} and a.make(7).limit == 7
+    slotted = A.Slotted()
+    a.store(9)(slotted)
+    assert slotted.limit == 9

@@ -42,12 +42,12 @@ def diag(text: str) -> CompileError:
     ('self.limit = price', 'x = (', 7, "(", "never closed"),
     ('price: float)', 'price: float, *, n: int)', 6, "n: int", "'n' is keyword-only"),
     ('event def quote(self, firm: str, price: float) when firm == "IBM" and',
-     'event def quote(self) when', 6, "def quote(self)", "has no parameters besides self; an event carries at least"),
+     'event def quote(self) when', 6, "event def quote(self)", "has no parameters besides self; an event carries at least"),
     ('price: float)', 'price: float, *more)', 6, "more", "remove *more"),
     ('price: float)', 'price: float, _n: int)', 6, "_n", "an event's attributes cannot start with '_' or be get,"),
     ('firm: str, price: float)', 'fïrm: str, price)', 6, "price)", "'price' has no annotation"),
     ("self.limit = limit", "local limit: float = limit", 3, "local", "directly in the class body"),
-    ("class M:", "class M:\n    local probe: float", 2, "probe", "local field probe needs a default"),
+    ("class M:", "class M:\n    local probe: float", 2, "local", "local field probe needs a default"),
     ('class M:', '@dataclasses.dataclass(eq=False)\nclass M:', 1, "dataclasses", "cannot be a @dataclass"),
     ('firm == "IBM"', 'firm in ["IBM", "HP"]', 6, '[', 'takes a set literal {...} or a set-valued field'),
     ('firm == "IBM"', 'firm in ("IBM", "HP")', 6, ', "HP")', 'takes a set literal {...} or a set-valued field'),
@@ -78,6 +78,24 @@ def test_diagnostics(old, new, line, at, words):
     rendered = e.render().splitlines()
     assert rendered[0].startswith(f"m.epy:{line}:{col}: error: ")
     assert rendered[2].index("^") == 4 + col - 1
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("def f():\nevent def quote(self, price: float):\n    pass\n", 2, "expected an indented block"),
+    ("class M:\n    def f(self):\n    event def quote(self, price: float) when price > 1:\n        pass\n", 3,
+     "expected an indented block"),
+    ("if True:\nlocal y: int = 0\n", 2, "expected an indented block"),
+    ("class M:\n    def f(self):\n    local y: int = 0\n", 3, "expected an indented block"),
+    ("event def quote(self, price: float):\n    pass\n", 1, "`event def` must be a method"),
+    ("class M:\n    event def quote(price: float):\n        pass\n", 2, "needs `self` as its first parameter"),
+])
+def test_a_statement_that_starts_with_event_or_local_is_named_at_that_word(text, line, words):
+    # Python names the lowered statement by its `def` (or field name): the caret was after the
+    # word the user wrote first
+    e = diag(text)
+    lines = text.splitlines()
+    col = len(lines[line - 1]) - len(lines[line - 1].lstrip()) + 1
+    assert (e.line, e.column) == (line, col) and words in e.message, e.render()
 
 
 def test_release_and_last_are_calls_where_the_program_defines_them():
@@ -221,6 +239,31 @@ def test_last_in_a_method_header_is_a_compile_error(method, at, where):
     assert (e.line, e.column) == (line, lines[line - 1].index(at) + 1), e.render()
     assert f"`last self.probe` in {where} of M.nudge" in e.message, e.render()
     assert "once, when class M is made" in e.message and "no self" in e.message, e.render()
+
+
+@pytest.mark.parametrize("member, words", [
+    # made when the class is made: its `self` is no parameter, a global when it runs (it compiled)
+    ("x = lambda: last self.probe", "in a lambda in the body of class M, outside its methods"),
+    ("x = (lambda n:\n        n + last self.probe)", "in a lambda in the body of class M, outside its methods"),
+    ("x = lambda: lambda: last self.probe", "in a lambda in the body of class M, outside its methods"),
+    # a lambda on the line is not around the `last` (it was taken for a method by its line)
+    ("x = (lambda: 0) if last self.probe else 1", "is in the body of class M, outside its methods"),
+])
+def test_last_in_a_lambda_or_expression_of_the_class_body_is_a_compile_error(member, words):
+    text = LOCAL + "\n    " + member + "\n"
+    lines = text.splitlines()
+    line = max(k for k, ln in enumerate(lines) if "last self" in ln) + 1
+    e = diag(text)
+    assert (e.line, e.column) == (line, lines[line - 1].index("last self") + 1), e.render()
+    assert words in e.message and "no self" in e.message and "method of M" in e.message, e.render()
+
+
+def test_a_lambda_of_the_class_body_that_takes_self_is_a_method_and_reads_last():
+    ns: dict = {"__name__": "m"}
+    member = "peek = lambda self: last self.probe\n    both = lambda self: lambda: last self.probe\n"
+    exec(compile(compile_source(LOCAL + "\n    " + member, "m.epy", "m"), "m.epy", "exec"), ns)
+    m = ns["M"].__new__(ns["M"])
+    assert (m.peek(), m.both()()) == (0.0, 0.0)
 
 
 def test_last_in_a_method_body_or_in_a_nested_header_reads_the_released_value():

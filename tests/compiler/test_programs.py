@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 import threading
 import traceback
 
@@ -373,3 +374,16 @@ def test_a_decorator_that_drops_the_guard_is_refused_when_the_class_is_made():
     # without functools.wraps, M.q would be a plain method: calling it would not publish
     with pytest.raises(TypeError, match=r"M.q is an `event def`, but its decorator returned .* use functools.wraps"):
         load(DECORATED.replace("WRAPS", "pass"))
+
+
+def test_a_string_continued_with_a_backslash_in_a_guard_is_the_string_python_reads():
+    # `"I\<line end>BM"` is "IBM" in Python; the guard read the backslash as a continuation of
+    # the guard's line and stopped at the quote ("unexpected character")
+    text = textwrap.dedent(MONITOR).replace('firm == "IBM"', 'firm == "I\\\nBM"', 1)
+    assert '"I\\\nBM"' in text
+    ns = load(text)
+    m = ns["Monitor"](100.0)
+    ns["Monitor"].quote("I\nBM", 1.0)
+    ns["Monitor"].quote("IBM", 20.0)
+    eventpy.drain(5.0)
+    assert m.got == [20.0]

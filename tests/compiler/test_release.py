@@ -154,3 +154,32 @@ def test_a_field_no_class_declares_local_is_refused_when_released():
     s = ns["Sub"]()
     with pytest.raises(AttributeError, match=r"release self.limit: Sub has no `local` field limit; declare it"):
         s.lower()
+
+
+def test_a_name_with_compatibility_letters_is_the_attribute_python_makes_of_it():
+    # Python reads `ﬁeld` (U+FB01 ligature) as `field` (NFKC, PEP 3131); `release`, `last` and the
+    # guard kept the letters as typed: another field, "not declared `local`", never set
+    ns = load('''
+    class Gauge:
+        local ﬁeld: float = 0.0
+
+        def __init__(self, floor: float):
+            self.__ﬂoor = floor
+            self.got = []
+
+        event def probe(self, ﬁrm: str, v: float) when ﬁrm == "a" and v < self.ﬁeld + self.__ﬂoor:
+            self.got.append(v)
+
+        def set(self, v: float, floor: float):
+            self.ﬁeld = v
+            release ｓｅｌｆ.ﬁeld
+            self.__ﬂoor = floor
+            return last self.ﬁeld, f"{last self.ﬁeld}", f"{last self.ﬁeld:>4}"
+    ''')
+    g = ns["Gauge"](0.0)
+    assert g.set(10.0, 1.0) == (10.0, "10.0", "10.0") and g.field == 10.0 and g._Gauge__floor == 1.0
+    eventpy.drain(5.0)
+    ns["Gauge"].probe("a", 10.5)
+    ns["Gauge"].probe("a", 11.5)
+    eventpy.drain(5.0)
+    assert g.got == [10.5]
