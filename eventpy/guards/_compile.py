@@ -311,9 +311,14 @@ def env_closure(n: A.Node) -> Callable[[Mapping[str, Any]], Any]:
     if isinstance(n, A.Truth):
         x = env_closure(n.expr)
         return lambda env: bool(x(env))
-    if isinstance(n, A.Defined):  # raises where the expression does: the switch is then off
+    if isinstance(n, A.Defined):
         x = env_closure(n.expr)
-        return lambda env: x(env) is not None or True
+
+        def defined(env: Mapping[str, Any]) -> bool:
+            x(env)  # raises where the expression does: the switch is then off
+            return True
+
+        return defined
     if isinstance(n, A.Not):
         x = env_closure(n.item)
         return lambda env: not x(env)

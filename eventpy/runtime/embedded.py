@@ -380,7 +380,11 @@ class EmbeddedOverlay:
             with self._cv:
                 item = None
                 while not self._ready and not self._stopped:
-                    due = self._barrier_due()
+                    # a drain's or a confirm's budget running out: the broker then answers naming
+                    # the node that did not (a callback that does not return). Evolving
+                    # subscriptions are not timed here: the embedded broker keeps them fresh
+                    # through its own traffic (broker._evolving)
+                    due = self.broker.next_barrier_deadline()
                     if due is None:
                         self._cv.wait()
                         continue
@@ -401,14 +405,6 @@ class EmbeddedOverlay:
                     self._step(item)
             except Exception:  # the overlay thread must survive anything a message does
                 log.exception("embedded overlay: unexpected error")
-
-    def _barrier_due(self) -> float | None:
-        """When a drain's or a confirm's budget at the broker runs out: then it answers naming the
-        node that did not (a callback that does not return). Evolving subscriptions are not timed
-        here: the embedded broker keeps them fresh through its own traffic (broker._evolving)."""
-        b = self.broker
-        due = [d for d in (b.acks.next_deadline(), b.flushes.next_deadline()) if d is not None]
-        return min(due, default=None)
 
     def _step(self, item: Any) -> None:
         if isinstance(item, tuple):

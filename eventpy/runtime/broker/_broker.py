@@ -224,8 +224,12 @@ class Broker(Upstream, Evolving):
 
     def next_deadline(self) -> float | None:
         """When `tick` next has something to do (None: nothing pending)."""
-        due = [d for d in (self.acks.next_deadline(), self.flushes.next_deadline(), self.next_evolution())
-               if d is not None]
+        due = [d for d in (self.next_barrier_deadline(), self.next_evolution()) if d is not None]
+        return min(due, default=None)
+
+    def next_barrier_deadline(self) -> float | None:
+        """When a confirm's or a drain's budget next runs out (`tick` then answers it as failed)."""
+        due = [d for d in (self.acks.next_deadline(), self.flushes.next_deadline()) if d is not None]
         return min(due, default=None)
 
     def next_evolution(self) -> float | None:

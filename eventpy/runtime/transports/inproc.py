@@ -384,8 +384,7 @@ class Simulation:
         """The broker's timers: acknowledgement budgets keep the simulation going; the periodic
         recomputation of evolving subscriptions' summaries runs in the background."""
         b = self.brokers[broker]
-        acks = [d for d in (b.acks.next_deadline(), b.flushes.next_deadline()) if d is not None]
-        for kind, due in (("acks", min(acks, default=None)), ("evolve", b.next_evolution())):
+        for kind, due in (("acks", b.next_barrier_deadline()), ("evolve", b.next_evolution())):
             if due is None or self._ticks.get((broker, kind), float("inf")) <= due:
                 continue
             self._ticks[broker, kind] = due
