@@ -100,6 +100,16 @@ class _Rewrite(cst.CSTTransformer):
         base = cst.Arg(cst.Attribute(runtime, cst.Name("EventObject")))
         args = list(updated.bases) + [base]
         keywords = list(updated.keywords)
+        # EventObject's metaclass and a base's or the program's own (an ABC's) would conflict:
+        # __eventpy__.metaclass(...) builds the class with one derived from both (runtime/_lang_class)
+        # (the bases ran first: the header's binding of the runtime, if any, is done)
+        picker = cst.Attribute(cst.Name(RUNTIME), cst.Name("metaclass"))
+        own = next((i for i, k in enumerate(keywords) if k.keyword is not None and k.keyword.value == "metaclass"), None)
+        if own is not None:
+            keywords[own] = keywords[own].with_changes(value=cst.Call(picker, [cst.Arg(keywords[own].value)]))
+        elif updated.bases:
+            keywords.append(cst.Arg(cst.Call(picker, []), keyword=cst.Name("metaclass"), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         for key, names in (("locals", info.locals), ("events", info.decorated)):
             if names:
                 # the names the class body's `__f: T = v` and `def __m` stored (mangled by it)

@@ -5,6 +5,7 @@ Re-exported by eventpy.runtime.lang, which generated code imports as `__eventpy_
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import deque
 from typing import Any, Callable, Iterable
 
@@ -60,7 +61,7 @@ class FifoLock:
 class _Instance:
     """Runtime state of one live object: locks, released copies, subscriptions, pending UPDs."""
 
-    __slots__ = ("locks", "released", "subs", "pending", "closed", "__weakref__")
+    __slots__ = ("locks", "released", "subs", "pending", "closed", "inherited", "__weakref__")
 
     def __init__(self) -> None:
         self.locks: dict[str, FifoLock] = {}
@@ -68,6 +69,9 @@ class _Instance:
         self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
         self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
         self.closed = False
+        # fields whose value came from a class and was never stored on the object: Python would
+        # read them from the class, so a store on the class reaches them (_lang_class)
+        self.inherited: set[str] = set()
 
     def lock(self, field: str) -> FifoLock:
         lk = self.locks.get(field)
@@ -130,6 +134,28 @@ def _frozen(value: Any) -> Any:
     return freeze(value)  # what the subscription holds: np.float64(9.5) as 9.5, a set frozen
 
 
+# -- defaults: what an object reads before it stores a value of its own ----------------------------
+OWN_DEFAULTS = "__eventpy_own_defaults__"  # in a class's own __dict__: the defaults its body (or a store on it) gave
+NOTHING = object()
+inheritors: "weakref.WeakSet[Any]" = weakref.WeakSet()  # live objects holding a value of their class's
+
+
+def class_default(cls: type, field: str) -> tuple[type | None, Any]:
+    """The class an object of `cls` reads `field` from while it has no value of its own, and the
+    value, by Python's lookup along the MRO: a default of an event class (the field's descriptor
+    took the name's place in its __dict__), or a plain class attribute, of a base that is not an
+    event class too. A method or property found first hides any default further on, as in Python.
+    (None, NOTHING) when there is none."""
+    for k in cls.__mro__:
+        own = k.__dict__.get(OWN_DEFAULTS)
+        if own is not None and field in own:
+            return k, own[field]
+        v = k.__dict__.get(field, NOTHING)
+        if v is not NOTHING and not isinstance(v, GuardField):
+            return (k, v) if not hasattr(type(v), "__get__") else (None, NOTHING)
+    return None, NOTHING
+
+
 class GuardField:
     """A field read by a guard: every store reaches the runtime (inside the class or not)."""
 
@@ -139,16 +165,20 @@ class GuardField:
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:  # `Class.limit`: the class-level default, as Python would give it
-            defaults = getattr(owner, "__eventpy_defaults__", {})
-            return defaults[self.name] if self.name in defaults else self
+            value = class_default(owner, self.name)[1] if owner is not None else NOTHING
+            return self if value is NOTHING else value
         try:
             return obj.__dict__[self.name]
         except KeyError:
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
 
-    def __set__(self, obj: Any, value: Any) -> None:
-        def written(value: Any = value) -> str:  # as the program gave it, before it becomes an ObservedSet
-            return f"{type(obj).__qualname__}.{self.name} = {_short(value)}"
+    def __set__(self, obj: Any, value: Any, written: Callable[[], str] | str = "", own: bool = True) -> None:
+        """Store under the field's FIFO lock and send the update. `own`: the object's own value
+        from now on; a store on the class that the object follows (_lang_class) passes False,
+        and what the program wrote. (One frame: a refusal's traceback starts at the store.)"""
+        if not written:
+            def written(value: Any = value) -> str:  # as the program gave it, before it becomes an ObservedSet
+                return f"{type(obj).__qualname__}.{self.name} = {_short(value)}"
 
         if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
             value = ObservedSet(value, obj, self.name)
@@ -162,6 +192,8 @@ class GuardField:
                     callers_mistake(e)
                     raise  # from the line of the store (_boundary)
             obj.__dict__[self.name] = value
+            if own:
+                st.inherited.discard(self.name)
             if self.local:
                 return  # the guard sees the released copy (Fig. 33)
             if lock._depth > 1:  # inside `assigning`: sent once, when the statement is done

@@ -18,6 +18,8 @@ Generated code imports this module as `__eventpy__`:
   so that `self.count += 1` is atomic and one UPD leaves per statement.
 * `local` fields (§9.2, Fig. 33): stores touch the local copy; the guard sees the copy `release`
   publishes; `last` reads it.
+* A store on the class (`StockMonitor.limit = 12`) is a new default, which the objects that never
+  stored their own follow (`_lang_class`: the metaclass of event classes).
 
 The fields' machinery is in `_lang_fields`; this module has the event methods and classes.
 """
@@ -33,13 +35,14 @@ from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
 from ._boundary import callers_mistake
-from ._lang_fields import (FifoLock, GuardField, ObservedSet, _frozen, _state, assigning, last, release, released,
-                           subscriptions_of)
+from ._lang_class import EventClass, metaclass
+from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
+                           class_default, inheritors, last, release, released, subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
-           "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
+           "metaclass", "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
 
 _node_lock = threading.Lock()
 _default_node: Any = None
@@ -194,8 +197,9 @@ class EventMethod:
         return on_event
 
 
-class EventObject:
-    """Base of every class with event methods (added by the compiler on the class line)."""
+class EventObject(metaclass=EventClass):
+    """Base of every class with event methods (added by the compiler on the class line; its
+    metaclass keeps a store of a guard field on the class from replacing the field: _lang_class)."""
 
     __eventpy_events__: dict[str, EventMethod] = {}
     __eventpy_fields__: frozenset[str] = frozenset()
@@ -217,10 +221,10 @@ class EventObject:
         fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
         for f in fields | local_fields:
             if not isinstance(cls.__dict__.get(f), GuardField):
-                default = cls.__dict__.get(f, _NOTHING)
-                setattr(cls, f, GuardField(f, local=f in local_fields))
-                if default is not _NOTHING:
-                    cls.__eventpy_defaults__ = {**getattr(cls, "__eventpy_defaults__", {}), f: default}
+                default = cls.__dict__.get(f, NOTHING)
+                type.__setattr__(cls, f, GuardField(f, local=f in local_fields))
+                if default is not NOTHING:  # the class's own: a base's is found through the MRO
+                    type.__setattr__(cls, OWN_DEFAULTS, {**cls.__dict__.get(OWN_DEFAULTS, {}), f: default})
         cls.__eventpy_events__ = events
         cls.__eventpy_fields__ = fields
         cls.__eventpy_locals__ = frozenset(local_fields)
@@ -240,10 +244,18 @@ class EventObject:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
-        for f, v in getattr(cls, "__eventpy_defaults__", {}).items():
+        st = None
+        for f in cls.__eventpy_fields__ | cls.__eventpy_locals__:
+            v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
+            if v is NOTHING:
+                continue
             obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
+            st = st or _state(obj)
+            st.inherited.add(f)
             if f in cls.__eventpy_locals__:
-                _state(obj).released[f] = _frozen(v)
+                st.released[f] = _frozen(v)
+        if st is not None:
+            inheritors.add(obj)  # a store on the class reaches it while it holds the class's value
         return obj
 
     def close(self) -> None:
@@ -298,7 +310,6 @@ def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
     return closing
 
 
-_NOTHING = object()
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
 

@@ -1,0 +1,131 @@
+"""Guard fields stored on the class: `Monitor.limit = 12`, `cls.limit = v` in a classmethod,
+`setattr(Monitor, "limit", v)` (DESIGN §1 item 3: any store reaches the runtime).
+
+Python's rule is what a program expects: an object that never stored its own `limit` reads the
+class's, and so sees a store on the class; one that did keeps its own. The field's descriptor
+must stay in the class's __dict__ through such a store (a plain store would replace it, and the
+objects' later stores would no longer reach their subscriptions), so event classes have a
+metaclass, `EventClass`, whose __setattr__ turns a store of a guard field into a new default
+(and updates of the objects that follow it) and whose __delattr__ refuses to delete one.
+
+A set default becomes each object's own observed set (at creation, and at a store on the class):
+changing one object's set in place does not change the class's or the other objects', and the
+object still follows the class's next store (it stored nothing of its own).
+
+An event class with a metaclass of its own (an ABC, `metaclass=ABCMeta`) would conflict with
+EventClass; the compiler gives such classes `metaclass=__eventpy__.metaclass(...)`, which builds
+the class with a metaclass derived from both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._boundary import callers_mistake
+from ._lang_fields import OWN_DEFAULTS, GuardField, _check_field, _frozen, _state, class_default, inheritors
+from ._params import short as _short
+
+
+def _field(cls: type, name: str) -> GuardField | None:
+    """The guard field Python's lookup of `name` on `cls` finds first, if it is one."""
+    for k in cls.__mro__:
+        if name in k.__dict__:
+            v = k.__dict__[name]
+            return v if isinstance(v, GuardField) else None
+    return None
+
+
+class EventClass(type):
+    """The metaclass of event classes: a store of a guard field on the class is a new default."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        field = _field(cls, name) if not isinstance(value, GuardField) else None
+        if field is None:
+            super().__setattr__(name, value)
+            return
+        try:
+            followers, written = _new_default(cls, field, value)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the line of the store (_boundary)
+        for obj in followers:
+            # a set becomes each object's own ObservedSet, as the object would get at creation; a
+            # subclass's own descriptor of the field is the one that knows whether it is local there
+            own_field = _field(type(obj), name) or field
+            own_field.__set__(obj, set(value) if isinstance(value, (set, frozenset)) else value, written, own=False)
+
+    def __delattr__(cls, name: str) -> None:
+        if _field(cls, name) is not None:
+            raise AttributeError(f"field {name!r} of {cls.__qualname__} is read by a guard and cannot be deleted")
+        super().__delattr__(name)
+
+
+def _new_default(cls: type, field: GuardField, value: Any) -> tuple[list[Any], str]:
+    """`cls.f = value`: the default of `cls` and of its subclasses that have none of their own;
+    returns the live objects of them that have not stored their own value (they follow it), and
+    what the program wrote. Their subscriptions are asked first: a value one of them refuses
+    changes nothing at all."""
+    name = field.name
+    before = cls.__dict__.get(OWN_DEFAULTS)
+    type.__setattr__(cls, OWN_DEFAULTS, {**(before or {}), name: value})
+    followers = [obj for obj in list(inheritors)
+                 if isinstance(obj, cls) and name in _state(obj).inherited and class_default(type(obj), name)[0] is cls]
+    written = f"{cls.__qualname__}.{name} = {_short(value)}"
+    if not field.local:
+        try:
+            for obj in followers:
+                _check_field(obj, name, _frozen(value), written)
+        except (TypeError, ValueError):
+            if before is None:
+                type.__delattr__(cls, OWN_DEFAULTS)
+            else:
+                type.__setattr__(cls, OWN_DEFAULTS, before)
+            raise
+    return followers, written
+
+
+_combined: dict[type, type] = {}
+
+
+def _with_events(meta: type) -> type:
+    """A metaclass that is both `meta` and EventClass (one per `meta`, so that the classes of a
+    hierarchy share it and Python finds no conflict between them)."""
+    if issubclass(meta, EventClass):
+        return meta
+    if meta not in _combined:
+        _combined[meta] = type(meta)(f"Event{meta.__name__}", (EventClass, meta), {"__module__": __name__})
+    return _combined[meta]
+
+
+class metaclass:
+    """`class C(Base, __eventpy__.EventObject, metaclass=__eventpy__.metaclass(M))`: build C with
+    the metaclass Python would pick from M (the program's `metaclass=`, or None) and the bases,
+    extended with EventClass. Python calls a metaclass that is not a type as it is, so the
+    conflict between EventClass and, say, ABCMeta never arises; `__prepare__` is the picked
+    metaclass's own (an Enum's namespace, for one)."""
+
+    def __init__(self, explicit: Any = None) -> None:
+        self.explicit = explicit
+
+    def _pick(self, bases: tuple) -> Any:
+        winner = self.explicit if self.explicit is not None else type
+        if not isinstance(winner, type):  # the program's metaclass is a function: it decides alone
+            return winner
+        for base in bases:
+            meta = type(base)
+            if meta is EventClass or issubclass(winner, meta):
+                continue
+            if issubclass(meta, winner):
+                winner = meta
+            else:  # as Python says it, in the program's terms
+                raise TypeError("metaclass conflict: the metaclass of a derived class must be a (non-strict) "
+                                "subclass of the metaclasses of all its bases")
+        return _with_events(winner)
+
+    def __prepare__(self, name: str, bases: tuple, **kwargs: Any) -> Any:
+        meta = self._pick(bases)
+        prepare = getattr(meta, "__prepare__", None)
+        return prepare(name, bases, **kwargs) if prepare is not None else {}
+
+    def __call__(self, name: str, bases: tuple, namespace: Any, **kwargs: Any) -> Any:
+        return self._pick(bases)(name, bases, namespace, **kwargs)
