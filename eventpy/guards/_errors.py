@@ -15,14 +15,17 @@ def source_lines(text: str) -> list[str]:
 class GuardError(ValueError):
     """A guard outside the language, or ill-typed. `str()` names the part and says why."""
 
-    def __init__(self, message: str, source: str = "", line: int = 0, column: int = 0) -> None:
+    def __init__(self, message: str, source: str = "", line: int = 0, column: int = 0,
+                 filename: str = "<guard>") -> None:
         self.message = message
-        self.source = source
+        self.source = source  # the guard's text, or the whole file's when line and column are the file's
         self.line = line
         self.column = column
+        self.filename = filename
         super().__init__(self.render())
 
-    def render(self, filename: str = "<guard>") -> str:
+    def render(self, filename: str | None = None) -> str:
+        filename = filename or self.filename
         if not self.line:
             return self.message
         lines = source_lines(self.source)

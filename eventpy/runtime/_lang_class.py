@@ -123,9 +123,18 @@ class metaclass:
         return _with_events(winner)
 
     def __prepare__(self, name: str, bases: tuple, **kwargs: Any) -> Any:
-        meta = self._pick(bases)
+        try:
+            meta = self._pick(bases)
+        except TypeError as e:  # the program's bases conflict
+            callers_mistake(e)
+            raise  # from the class statement (_boundary)
         prepare = getattr(meta, "__prepare__", None)
         return prepare(name, bases, **kwargs) if prepare is not None else {}
 
     def __call__(self, name: str, bases: tuple, namespace: Any, **kwargs: Any) -> Any:
-        return self._pick(bases)(name, bases, namespace, **kwargs)
+        try:
+            return self._pick(bases)(name, bases, namespace, **kwargs)
+        except Exception as e:
+            if e.__traceback__ is not None and e.__traceback__.tb_next is None:
+                callers_mistake(e)  # cut below (_boundary) and passed only through here: stays cut
+            raise

@@ -29,11 +29,13 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import linecache
 import threading
 import types
 from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
+from ..guards._errors import source_lines
 from ._boundary import callers_mistake
 from ._lang_class import EventClass, metaclass
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
@@ -217,7 +219,11 @@ class EventObject(metaclass=EventClass):
                                 f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
                                 "publish: use functools.wraps in the decorator, or call what it adds from "
                                 "the method's body")
-        events = _event_methods(cls, annotations)
+        try:
+            events = _event_methods(cls, annotations)
+        except (GuardError, TypeError) as e:  # the program's: a guard, a signature, an override
+            callers_mistake(e)
+            raise  # from the class statement (_boundary)
         fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
         for f in fields | local_fields:
             if not isinstance(cls.__dict__.get(f), GuardField):
@@ -411,9 +417,26 @@ def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotati
     try:
         plan = compile_guard(marker.source, etype, field_types, mode="epy", owner=private)
     except GuardError as e:
-        raise GuardError(e.message, e.source, e.line + max(0, marker.line - 1),
-                         e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)) from None
+        raise _in_file(e, marker, func.__code__.co_filename) from None
     return EventMethod(func, etype, marker, plan, cls, field_types, private)
+
+
+def _in_file(e: GuardError, marker: When, filename: str) -> GuardError:
+    """A guard error that only the class's creation could find (a field typed by a base class
+    from elsewhere), placed in the .epy file as the compiler places its own: `file:line:col`,
+    the line and a caret. The guard's later lines keep their place in the file; the first starts
+    at the marker's column. Without the file (compiled from a string), the guard's own text is
+    shown, at the same place."""
+    line = e.line + max(0, marker.line - 1)
+    column = e.column + (marker.column - 1 if e.line == 1 and marker.column else 0)
+    if not e.line:
+        return GuardError(e.message, filename=filename)
+    text = "".join(linecache.getlines(filename))
+    guard_lines = source_lines(marker.source)
+    shown = source_lines(text)
+    if not (line <= len(shown) and guard_lines[e.line - 1].strip() and guard_lines[e.line - 1].strip() in shown[line - 1]):
+        text = "\n" * max(0, marker.line - 1) + " " * max(0, marker.column - 1) + marker.source
+    return GuardError(e.message, text, line, column, filename)
 
 
 def _subscribing_init(init: Callable) -> Callable:
