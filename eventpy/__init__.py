@@ -7,6 +7,11 @@ from .runtime.model import Event, EventType
 
 __version__ = "0.1.0"
 
+# the exceptions a program meets, named where the program reaches them (a traceback's last line
+# says `eventpy.GuardError: ...`, not the private module that defines it)
+for _exc in (GuardError, UpdateNotConfirmed):
+    _exc.__module__ = __name__
+
 from .compiler import importhook as _importhook  # noqa: E402  (`import stock` finds stock.epy)
 
 _importhook.install()

@@ -6,6 +6,9 @@ from pathlib import Path
 
 from ._diagnostics import CompileError, CompileErrors, InternalError, Where
 
+for _exc in (CompileError, CompileErrors):
+    _exc.__module__ = __name__  # as tracebacks name them: eventpy.compiler.CompileError
+
 
 def compile_source(source: str, path: str = "<epy>", module_name: str | None = None) -> str:
     """The Python text of an .epy source; raises CompileError(s) for the user's mistakes."""
