@@ -158,10 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     broker.set_defaults(func=_broker)
     overlay = sub.add_parser("overlay", help="start, inspect and stop broker processes on this machine")
     overlay.add_argument("action", choices=("up", "status", "down"))
-    overlay.add_argument("--brokers", type=int, default=3)
-    overlay.add_argument("--topology", default="line", help="line, star, tree, random, or a TOML file")
-    overlay.add_argument("--host", default="127.0.0.1")
-    overlay.add_argument("--port", type=int, default=7100, help="the first broker's port (then +1, +2 ...)")
+    # None: 3, 127.0.0.1, 7100; a topology file names its own brokers and addresses (a flag beside it is refused)
+    overlay.add_argument("--brokers", type=int, help="how many brokers (default: 3; not with a TOML file)")
+    overlay.add_argument("--topology", default="line", help="line, star, tree, random, or a TOML file (default: line)")
+    overlay.add_argument("--host", help="the address the brokers listen on (default: 127.0.0.1; not with a TOML file)")
+    overlay.add_argument("--port", type=int, help="the first broker's port, then +1, +2 ... (default: 7100; not "
+                                                  "with a TOML file)")
     # None: the topology file's choice, else the default in the help (a flag that disagrees with
     # the file is an error rather than ignored)
     overlay.add_argument("--mode", choices=("parametric", "resub"), help="default: parametric")

@@ -202,3 +202,21 @@ def test_an_unknown_topology_name_says_a_toml_file_is_accepted_too(tmp_path):
     assert out.returncode == 1, out.stderr
     assert out.stderr == ("eventpy overlay: unknown topology 'ring'; choose line, star, tree, random, "
                           "or the path of a TOML file (NAME.toml)\n")
+
+
+def test_overlay_up_with_a_topology_file_refuses_brokers_host_and_port_flags(tmp_path):
+    """The file names the brokers and their addresses: --brokers 5 beside it was silently ignored."""
+    topo = tmp_path / "topo.toml"
+    topo.write_text('[brokers.b0]\nhost = "127.0.0.1"\nport = 7999\n')
+    try:
+        for flag, value in (("--brokers", "5"), ("--port", "7200"), ("--host", "0.0.0.0")):
+            out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--topology", str(topo), flag,
+                                  value, "--run-dir", str(tmp_path / "run")], capture_output=True, text=True,
+                                 timeout=60)
+            assert out.returncode == 1 and out.stderr == (
+                f"eventpy overlay: {topo} names the brokers and their addresses; {flag} is for line, star, tree "
+                "and random (leave it out, or edit the file)\n"), out.stderr
+            assert not list((tmp_path / "run").glob("*.pid"))
+    finally:  # a broker started by mistake is not left running
+        subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(tmp_path / "run")],
+                       capture_output=True, timeout=60)
