@@ -220,3 +220,16 @@ def test_overlay_up_with_a_topology_file_refuses_brokers_host_and_port_flags(tmp
     finally:  # a broker started by mistake is not left running
         subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(tmp_path / "run")],
                        capture_output=True, timeout=60)
+
+
+def test_every_option_of_every_command_says_what_it_is():
+    """`eventpy SUBCOMMAND -h` lists no bare option: each has a help text (QA found --brokers,
+    --host, run's file and args, and demo's --subscribers without one)."""
+    import argparse
+
+    from eventpy.__main__ import parser
+
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [f"eventpy {name} {action.dest}" for name, p in sub.choices.items() for action in p._actions
+            if not isinstance(action, argparse._HelpAction) and not action.help]
+    assert bare == []
