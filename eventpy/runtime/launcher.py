@@ -259,6 +259,26 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
             [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
+    try:
+        return _wait_ready(run_dir, cfg, procs, timeout)
+    except KeyboardInterrupt:  # Ctrl-C before the overlay was up: nothing of it is left running
+        # our own children, by their Popen (overlay_down's check of /proc/<pid>/cmdline can read
+        # a broker that is just starting as gone, and leave it)
+        for proc in procs.values():
+            proc.terminate()
+        for name, proc in procs.items():
+            try:
+                proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            _forget(run_dir / f"{name}.pid")
+        print(f"overlay up: interrupted; stopped the brokers it had started in {run_dir}", file=sys.stderr)
+        return 130
+
+
+def _wait_ready(run_dir: Path, cfg: dict, procs: dict[str, subprocess.Popen], timeout: float) -> int:
+    """Until every broker has said it is linked (0), or one exits or time runs out (1, stopped)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         states = _statuses(run_dir)
