@@ -338,15 +338,25 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
     try:
         _check_connect_args(url, mode, matcher, summary, name)
         monitor = UpdateMonitor.of(rum)
+        # a URL the program never wrote: its errors say where it came from
+        from_env = f"{ENV_BROKER}: " if not url and os.environ.get(ENV_BROKER) else ""
         url = url or os.environ.get(ENV_BROKER) or None
         remote = url is not None and url not in ("inproc:", "inproc://", "embedded")
         if remote:
-            _broker_address(url)
+            try:
+                _broker_address(url)
+            except ValueError as e:
+                raise ValueError(f"{from_env}{e}") from None
     except (TypeError, ValueError) as e:
         callers_mistake(e)
         raise  # from the caller's line (_boundary)
     if remote:
-        return _connect_remote(url, name, monitor, mode)
+        try:
+            return _connect_remote(url, name, monitor, mode)
+        except ConnectionError as e:
+            if not from_env:
+                raise
+            raise ConnectionError(f"{from_env}{e}") from None
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:

@@ -57,3 +57,19 @@ def test_an_advertise_of_something_else_is_raised_from_the_callers_line():
     with pytest.raises(TypeError) as info:
         node.advertise("stocks.Quote")
     assert _last_frame(info) == (__file__, line)
+
+
+@pytest.mark.parametrize("value, error, words", [
+    ("garbage", ValueError, "EVENTPY_BROKER: cannot attach to 'garbage': use tcp://HOST:PORT"),
+    ("tcp://127.0.0.1:1", ConnectionError, "EVENTPY_BROKER: cannot attach to tcp://127.0.0.1:1: "),
+])
+def test_a_broker_url_from_the_environment_is_named_as_such(monkeypatch, value, error, words):
+    # connect() without a URL: the program never wrote 'garbage', so the message says where it is
+    monkeypatch.setenv("EVENTPY_BROKER", value)
+    with pytest.raises(error) as info:
+        eventpy.connect()
+    assert str(info.value).startswith(words)
+    monkeypatch.delenv("EVENTPY_BROKER")
+    with pytest.raises(error) as info:
+        eventpy.connect(value)
+    assert "EVENTPY_BROKER" not in str(info.value)
