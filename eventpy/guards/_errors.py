@@ -23,6 +23,7 @@ class GuardError(ValueError):
         super().__init__(self.render())
 
     def render(self, filename: str = "<guard>") -> str:
+        """The diagnostic as `filename:line:col: error: ...`, the guard's line and a caret."""
         if not self.line:
             return self.message
         lines = source_lines(self.source)

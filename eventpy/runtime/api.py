@@ -54,18 +54,22 @@ class Subscription:
 
     @property
     def event_type(self) -> EventType:
+        """The event type subscribed to."""
         return self._state.etype
 
     @property
     def guard(self) -> str:
+        """The guard's text, as given to `subscribe`."""
         return self._state.plan.source
 
     @property
     def params(self) -> Mapping[str, Any]:
+        """The parameters' current values (a copy: change them with `update`)."""
         return {k: v for k, v in self._state.env.items() if k != SUBSCRIBED_AT}
 
     @property
     def closed(self) -> bool:
+        """True once `close()` (or the node's) has unsubscribed it."""
         return self._state.closed
 
     def check(self, **params: Any) -> None:
@@ -114,6 +118,8 @@ class Subscription:
         self._node.confirm(timeout)
 
     def close(self) -> None:
+        """Unsubscribe; a second call does nothing. A callback that had already passed its check
+        in another thread may still start (docs/concurrency.md)."""
         if not self._state.closed:
             self._node._local.send(lambda core: core.unsubscribe(self._state))
             self._node._local.forget(self._state)
@@ -156,6 +162,7 @@ class Node:
 
     @property
     def mode(self) -> str:
+        """The overlay's mode: "parametric" or "resub"."""
         return self._local.core.mode
 
     def subscribe(self, etype: EventType, guard: str = "True", params: Mapping[str, Any] | None = None,
@@ -295,10 +302,14 @@ class Node:
         self._local.send(lambda core: core.advertise(etype))
 
     def stats(self) -> Counter:
+        """This node's counters: published, delivered, spurious, sub_sent, unsub_sent, upd_sent, ...
+        (`eventpy.stats()` sums every node of the process)."""
         with self._local.lock:
             return Counter(self._local.core.stats)
 
     def close(self) -> None:
+        """Unsubscribe every subscription of this node and detach it from the overlay; what it
+        queued is still sent. A second call does nothing."""
         with _lock:
             if self in _nodes:
                 _nodes.remove(self)
