@@ -140,34 +140,42 @@ def _replay(args: argparse.Namespace) -> int:
     return replay(args.config, args.out, args.master, args.quiet)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The `eventpy` command line: every subcommand and its options."""
     parser = argparse.ArgumentParser(prog="eventpy", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="the API example and a parametric-vs-resub comparison")
-    demo.add_argument("--subscribers", type=_positive(int), default=200)
-    demo.add_argument("--rate", type=_positive(float), default=50.0, help="updates per second per subscriber")
-    demo.add_argument("--span", type=_positive(float), default=0.4, help="seconds of virtual time")
+    demo.add_argument("--subscribers", type=_positive(int), default=200,
+                      help="subscribers in the comparison (default: 200)")
+    demo.add_argument("--rate", type=_positive(float), default=50.0,
+                      help="updates per second per subscriber (default: 50)")
+    demo.add_argument("--span", type=_positive(float), default=0.4, help="seconds of virtual time (default: 0.4)")
     demo.set_defaults(func=_demo)
     run = sub.add_parser("run", help="compile an .epy program in memory and run it")
-    run.add_argument("file")
-    run.add_argument("args", nargs=argparse.REMAINDER)
+    run.add_argument("file", help="the .epy program (the modules beside it import, .epy ones compiled on import)")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments (its sys.argv[1:])")
     run.set_defaults(func=_run)
     broker = sub.add_parser("broker", help="run one broker of an overlay in the foreground")
     broker.add_argument("--config", required=True, help="the overlay's TOML file")
     broker.add_argument("--id", required=True, help="this broker's name in it")
     broker.set_defaults(func=_broker)
     overlay = sub.add_parser("overlay", help="start, inspect and stop broker processes on this machine")
-    overlay.add_argument("action", choices=("up", "status", "down"))
-    overlay.add_argument("--brokers", type=int, default=3)
-    overlay.add_argument("--topology", default="line", help="line, star, tree, random, or a TOML file")
-    overlay.add_argument("--host", default="127.0.0.1")
-    overlay.add_argument("--port", type=int, default=7100, help="the first broker's port (then +1, +2 ...)")
+    overlay.add_argument("action", choices=("up", "status", "down"),
+                         help="up: start brokers and return once they are linked; status: a table of them; "
+                              "down: stop the brokers this run dir started")
+    # None: 3, 127.0.0.1, 7100; a topology file names its own brokers and addresses (a flag beside it is refused)
+    overlay.add_argument("--brokers", type=int, help="how many brokers (default: 3; not with a TOML file)")
+    overlay.add_argument("--topology", default="line", help="line, star, tree, random, or a TOML file (default: line)")
+    overlay.add_argument("--host", help="the address the brokers listen on (default: 127.0.0.1; not with a TOML file)")
+    overlay.add_argument("--port", type=int, help="the first broker's port, then +1, +2 ... (default: 7100; not "
+                                                  "with a TOML file)")
     # None: the topology file's choice, else the default in the help (a flag that disagrees with
     # the file is an error rather than ignored)
     overlay.add_argument("--mode", choices=("parametric", "resub"), help="default: parametric")
     overlay.add_argument("--matcher", choices=("fastint", "poset", "naive"), help="default: fastint")
     overlay.add_argument("--summary", choices=("attribute", "poset"), help="default: attribute")
-    overlay.add_argument("--run-dir", default=".eventpy/overlay", help="where pid files, logs and status go")
+    overlay.add_argument("--run-dir", default=".eventpy/overlay",
+                         help="where pid files, logs and status go (default: .eventpy/overlay)")
     overlay.set_defaults(func=_overlay)
     replay = sub.add_parser("replay", help="replay a workload grid on Spark and write a report")
     replay.add_argument("config", help="a replay TOML file, e.g. examples/replay/htm-small.toml")
@@ -178,7 +186,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead of the grid, run the [live] engines (EventPy TCP overlay, ActiveMQ, "
                              "Redis) in real time and write live.parquet and live.md")
     replay.set_defaults(func=_replay)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     return args.func(args)
 
 

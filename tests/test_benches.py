@@ -166,3 +166,15 @@ def test_the_p2p_benchmark_runs_every_experiment_of_004_and_states_its_checks():
     c = next(c for c in checks if c["check"] == "W2 construction time > W1")
     if w["W1"] and w["W2"]:
         assert abs(c["measured"] - w["W2"] / w["W1"]) < 0.01
+
+
+@pytest.mark.parametrize("bench", sorted(p.name for p in (ROOT / "tools" / "bench").glob("*.py")
+                                          if not p.name.startswith("_")))
+def test_a_benchmarks_help_says_what_it_measures_in_whole_sentences(bench):
+    # the description was the docstring's first line: "... by updates (paper 003" in --help
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, f"tools/bench/{bench}", "--help"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    description = done.stdout.split("\n\n")[1].strip()
+    assert description.endswith("."), description

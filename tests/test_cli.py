@@ -202,3 +202,74 @@ def test_an_unknown_topology_name_says_a_toml_file_is_accepted_too(tmp_path):
     assert out.returncode == 1, out.stderr
     assert out.stderr == ("eventpy overlay: unknown topology 'ring'; choose line, star, tree, random, "
                           "or the path of a TOML file (NAME.toml)\n")
+
+
+def test_overlay_up_with_a_topology_file_refuses_brokers_host_and_port_flags(tmp_path):
+    """The file names the brokers and their addresses: --brokers 5 beside it was silently ignored."""
+    topo = tmp_path / "topo.toml"
+    topo.write_text('[brokers.b0]\nhost = "127.0.0.1"\nport = 7999\n')
+    try:
+        for flag, value in (("--brokers", "5"), ("--port", "7200"), ("--host", "0.0.0.0")):
+            out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "up", "--topology", str(topo), flag,
+                                  value, "--run-dir", str(tmp_path / "run")], capture_output=True, text=True,
+                                 timeout=60)
+            assert out.returncode == 1 and out.stderr == (
+                f"eventpy overlay: {topo} names the brokers and their addresses; {flag} is for line, star, tree "
+                "and random (leave it out, or edit the file)\n"), out.stderr
+            assert not list((tmp_path / "run").glob("*.pid"))
+    finally:  # a broker started by mistake is not left running
+        subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(tmp_path / "run")],
+                       capture_output=True, timeout=60)
+
+
+def test_every_option_of_every_command_says_what_it_is():
+    """`eventpy SUBCOMMAND -h` lists no bare option: each has a help text (QA found --brokers,
+    --host, run's file and args, and demo's --subscribers without one)."""
+    import argparse
+
+    from eventpy.__main__ import parser
+
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [f"eventpy {name} {action.dest}" for name, p in sub.choices.items() for action in p._actions
+            if not isinstance(action, argparse._HelpAction) and not action.help]
+    assert bare == []
+
+
+def test_ctrl_c_while_overlay_up_waits_stops_the_brokers_it_started(tmp_path):
+    """Interrupted before the brokers were linked, `overlay up` stops them (it left them running,
+    with a KeyboardInterrupt traceback)."""
+    import os
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = tmp_path / "run"
+    up = subprocess.Popen([sys.executable, "-m", "eventpy", "overlay", "up", "--brokers", "2", "--port", str(port),
+                           "--run-dir", str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(pids) < 2 and time.monotonic() < deadline and up.poll() is None:
+            pids = [int(f.read_text()) for f in run.glob("*.pid") if f.read_text().strip()]
+            time.sleep(0.005)
+        assert len(pids) == 2, "the brokers did not start"
+        up.send_signal(signal.SIGINT)
+        out, err = up.communicate(timeout=60)
+        if "overlay up: 2 brokers" in out:  # linked before the signal came: nothing to check here
+            return
+        assert up.returncode == 130 and "Traceback" not in err, err
+        assert err == f"overlay up: interrupted; stopped the brokers it had started in {run}\n", err
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                continue
+            raise AssertionError(f"broker {pid} still runs")
+    finally:
+        up.kill()
+        up.wait()
+        subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(run)],
+                       capture_output=True, timeout=60)

@@ -73,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, help="output file (one input file only)")
     parser.add_argument("--check", action="store_true", help="report errors, write nothing")
     args = parser.parse_args(argv)
+    barren = [p for p in args.paths if p.is_dir() and next(p.rglob("*.epy"), None) is None]
+    if barren:  # a mistyped folder must not pass a `--check` that checked nothing
+        for p in barren:
+            print(f"{p}: error: no .epy file in this folder or below it", file=sys.stderr)
+        return 1
     sources = _sources(args.paths)
     if args.output is not None and len(sources) != 1:
         parser.error("-o needs exactly one input file")

@@ -25,6 +25,7 @@ class GuardError(ValueError):
         super().__init__(self.render())
 
     def render(self, filename: str | None = None) -> str:
+        """The diagnostic as `filename:line:col: error: ...`, the guard's line and a caret."""
         filename = filename or self.filename
         if not self.line:
             return self.message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 import time
@@ -42,13 +43,16 @@ def _failure_reason(exc: BaseException, master: str) -> str:
     return _python_error(text) or type(exc).__name__
 
 
-MASTER_PREFIXES = ("local", "spark://", "yarn", "mesos://", "k8s://")
+MASTER_PREFIXES = ("spark://", "yarn", "mesos://", "k8s://")
+# local, local[N], local[*], local[N,F], local-cluster[...]: not "localhost:7077", which Spark
+# would refuse with a Java stack trace of its own
+LOCAL_MASTER = re.compile(r"local(\[[^\]]*\]|-cluster\[[^\]]*\])?")
 
 
 def _bad_master(master: str | None) -> str | None:
     """Why `--master` cannot be a Spark master URL, or None. Checked before Spark starts: for any
     other URL spark-submit prints a Java stack trace of its own before Python sees the error."""
-    if master is None or master.startswith(MASTER_PREFIXES):
+    if master is None or master.startswith(MASTER_PREFIXES) or LOCAL_MASTER.fullmatch(master):
         return None
     return (f"--master {master!r} is not a Spark master URL; allowed: local[*], local[N], spark://HOST:PORT, "
             "yarn, mesos://HOST:PORT, k8s://HOST:PORT")

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 from ..guards import SUBSCRIBED_AT, compile_guard
 from ._boundary import callers_mistake
+from ._connect_args import _broker_address, _check_connect_args
 from ._executor import _here
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain
 from ._sizes import HEADROOM, check_fits, check_sent
@@ -53,18 +54,22 @@ class Subscription:
 
     @property
     def event_type(self) -> EventType:
+        """The event type subscribed to."""
         return self._state.etype
 
     @property
     def guard(self) -> str:
+        """The guard's text, as given to `subscribe`."""
         return self._state.plan.source
 
     @property
     def params(self) -> Mapping[str, Any]:
+        """The parameters' current values (a copy: change them with `update`)."""
         return {k: v for k, v in self._state.env.items() if k != SUBSCRIBED_AT}
 
     @property
     def closed(self) -> bool:
+        """True once `close()` (or the node's) has unsubscribed it."""
         return self._state.closed
 
     def check(self, **params: Any) -> None:
@@ -113,6 +118,8 @@ class Subscription:
         self._node.confirm(timeout)
 
     def close(self) -> None:
+        """Unsubscribe; a second call does nothing. A callback that had already passed its check
+        in another thread may still start (docs/concurrency.md)."""
         if not self._state.closed:
             self._node._local.send(lambda core: core.unsubscribe(self._state))
             self._node._local.forget(self._state)
@@ -155,6 +162,7 @@ class Node:
 
     @property
     def mode(self) -> str:
+        """The overlay's mode: "parametric" or "resub"."""
         return self._local.core.mode
 
     def subscribe(self, etype: EventType, guard: str = "True", params: Mapping[str, Any] | None = None,
@@ -162,6 +170,15 @@ class Node:
         """`rum`: the runtime update monitor for this subscription (000 §6): True, a dict of
         `window`, `freq_approx`, `min_history`, an `eventpy.UpdateMonitor`, or False for none;
         by default the node's (`eventpy.connect(rum=...)`)."""
+        try:
+            env, plan = self._checked(etype, guard, params, on_event)
+        except (TypeError, ValueError) as e:  # GuardError is a ValueError
+            callers_mistake(e)
+            raise  # from the caller's line (_boundary)
+        return self._subscribe_plan(etype, plan, env, on_event, rum=rum)
+
+    def _checked(self, etype: Any, guard: Any, params: Any, on_event: Any) -> tuple[dict[str, Any], Any]:
+        """`subscribe`'s arguments: the frozen parameters and the compiled guard, or the error."""
         if not isinstance(etype, EventType):
             raise TypeError(f"subscribe needs an EventType, got {type(etype).__name__}")
         if not isinstance(guard, str):
@@ -174,8 +191,9 @@ class Node:
         env = {k: freeze(v) for k, v in (params or {}).items()}
         plan = compile_guard(guard, etype, {k: param_type(v) for k, v in env.items()})
         for k, v in env.items():  # (the language checks its fields so before it subscribes)
+            check_value_range(k, v)
             check_members(plan, k, v)
-        return self._subscribe_plan(etype, plan, env, on_event, rum=rum)
+        return env, plan
 
     def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
                         on_event: Callable[[Event], Any] | None, group: Any = None,
@@ -276,14 +294,22 @@ class Node:
         """Tell the overlay this node publishes `etype`: an EventType, or an event method of an
         .epy class (`node.advertise(Monitor.quote)`). Subscriptions follow advertisements, so a
         publisher advertises, then drains, before its first events."""
-        etype = _event_type_of(etype)
+        try:
+            etype = _event_type_of(etype)
+        except TypeError as e:
+            callers_mistake(e)
+            raise  # from the caller's line (_boundary)
         self._local.send(lambda core: core.advertise(etype))
 
     def stats(self) -> Counter:
+        """This node's counters: published, delivered, spurious, sub_sent, unsub_sent, upd_sent, ...
+        (`eventpy.stats()` sums every node of the process)."""
         with self._local.lock:
             return Counter(self._local.core.stats)
 
     def close(self) -> None:
+        """Unsubscribe every subscription of this node and detach it from the overlay; what it
+        queued is still sent. A second call does nothing."""
         with _lock:
             if self in _nodes:
                 _nodes.remove(self)
@@ -320,11 +346,28 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
     not told by a broker, so only their names are checked. `rum` turns the runtime update monitor
     on for the node's subscriptions (see `Node.subscribe`)."""
     global _overlay
-    _check_connect_args(url, mode, matcher, summary, name)
-    monitor = UpdateMonitor.of(rum)
-    url = url or os.environ.get(ENV_BROKER) or None
-    if url is not None and url not in ("inproc:", "inproc://", "embedded"):
-        return _connect_remote(url, name, monitor, mode)
+    try:
+        _check_connect_args(url, mode, matcher, summary, name)
+        monitor = UpdateMonitor.of(rum)
+        # a URL the program never wrote: its errors say where it came from
+        from_env = f"{ENV_BROKER}: " if not url and os.environ.get(ENV_BROKER) else ""
+        url = url or os.environ.get(ENV_BROKER) or None
+        remote = url is not None and url not in ("inproc:", "inproc://", "embedded")
+        if remote:
+            try:
+                _broker_address(url)
+            except ValueError as e:
+                raise ValueError(f"{from_env}{e}") from None
+    except (TypeError, ValueError) as e:
+        callers_mistake(e)
+        raise  # from the caller's line (_boundary)
+    if remote:
+        try:
+            return _connect_remote(url, name, monitor, mode)
+        except ConnectionError as e:
+            if not from_env:
+                raise
+            raise ConnectionError(f"{from_env}{e}") from None
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:
@@ -338,44 +381,6 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
         node = Node(_overlay.attach(name), monitor)
         _nodes.append(node)
     return node
-
-
-def _check_connect_args(url: Any, mode: Any, matcher: Any, summary: Any, name: Any) -> None:
-    """connect's arguments, before anything is attached: a wrong type or an unknown name is one
-    line naming the argument (not an error from deep inside urllib or the broker)."""
-    from .broker import SUMMARIES
-    from .client import MODES
-    from .matching import MATCHERS
-
-    if url is not None and not isinstance(url, str):
-        raise TypeError(f"connect: url must be a str such as 'tcp://127.0.0.1:7100', "
-                        f"not {type(url).__name__} {url!r}")
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"connect: name must be a str, not {type(name).__name__} {name!r}")
-    for key, value, allowed in (("mode", mode, MODES), ("matcher", matcher, MATCHERS),
-                                ("summary", summary, SUMMARIES)):
-        if value is not None and value not in allowed:
-            raise ValueError(f"unknown {key} {value!r}; choose {', '.join(allowed)}")
-
-
-def _broker_address(url: str) -> tuple[str, int]:
-    """`tcp://HOST:PORT` -> (host, port); anything else is a ValueError saying what is wrong."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    try:
-        port = parts.port  # urllib raises for a port that is not a number in 0..65535
-    except ValueError:
-        port = None
-    if parts.scheme != "tcp" or not parts.hostname or not port:
-        raise ValueError(f"cannot attach to {url!r}: use tcp://HOST:PORT with a port in 1..65535 "
-                         "(or no URL for the embedded overlay)")
-    extra = [(what, value) for what, value in (("a user", parts.username), ("a path", parts.path.rstrip("/")),
-                                              ("a query", parts.query), ("a fragment", parts.fragment)) if value]
-    if extra:  # the broker would never see them: refused rather than ignored
-        what, value = extra[0]
-        raise ValueError(f"cannot attach to {url!r}: a broker URL is tcp://HOST:PORT, without {what} {value!r}")
-    return parts.hostname, port
 
 
 _remote: dict[str, Any] = {}

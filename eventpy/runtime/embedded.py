@@ -412,17 +412,24 @@ class EmbeddedOverlay:
             if action == "connect":
                 self._route(self.broker.connect(node.link, "client"))
             else:
+                # what the node queued before it closed goes first: the broker takes a node's
+                # messages _TAKE at a time, so the rest of a burst would meet an unknown link
+                while node.has_output():
+                    self._take_from(node)
                 self._route(self.broker.disconnect(node.link))
                 self.nodes.pop(node.link, None)
             return
-        node = item
+        self._take_from(item)
+        if item.has_output():
+            self.wake(item)
+
+    def _take_from(self, node: LocalNode) -> None:
+        """One turn of a node: up to _TAKE of its messages handled, what they caused routed."""
         sends: list = []
         handle = self.broker.handle
         for msg in node.take():
             sends += handle(node.link, msg)
         self._route(sends)
-        if node.has_output():
-            self.wake(node)
 
     def _route(self, sends: list) -> None:
         """What the broker sent while handling one batch, to each node at once, in order: one

@@ -213,17 +213,17 @@ class EventObject(metaclass=EventClass):
         annotations = {}
         for klass in reversed(cls.__mro__):
             annotations.update(getattr(klass, "__annotations__", {}) or {})
-        for name in events:  # `event def`s under a decorator: it must have kept the `when`
-            if _marker(cls.__dict__.get(name)) is None:
-                raise TypeError(f"{cls.__qualname__}.{name} is an `event def`, but its decorator returned "
-                                f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
-                                "publish: use functools.wraps in the decorator, or call what it adds from "
-                                "the method's body")
-        try:
+        try:  # a class the language refuses is the program's mistake: raised from its `class` line
+            for name in events:  # `event def`s under a decorator: it must have kept the `when`
+                if _marker(cls.__dict__.get(name)) is None:
+                    raise TypeError(f"{cls.__qualname__}.{name} is an `event def`, but its decorator returned "
+                                    f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
+                                    "publish: use functools.wraps in the decorator, or call what it adds from "
+                                    "the method's body")
             events = _event_methods(cls, annotations)
-        except (GuardError, TypeError) as e:  # the program's: a guard, a signature, an override
+        except (GuardError, TypeError) as e:  # a guard, a signature, an override
             callers_mistake(e)
-            raise  # from the class statement (_boundary)
+            raise  # (_boundary)
         fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
         for f in fields | local_fields:
             if not isinstance(cls.__dict__.get(f), GuardField):

@@ -194,10 +194,21 @@ async def _serve_until_signalled(server: BrokerServer, listening: _PidFile | Non
     await server.run(listening)
 
 
-def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str | None,
-               matcher: str | None, summary: str | None, timeout: float = 20.0) -> int:
+def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | None, port: int | None,
+               mode: str | None, matcher: str | None, summary: str | None, timeout: float = 20.0) -> int:
     """Start the brokers. `mode`, `matcher`, `summary`: None for the topology file's choice (or
-    the defaults); one that a topology file sets otherwise is refused, not ignored."""
+    the defaults); one that a topology file sets otherwise is refused, not ignored. `brokers`,
+    `host`, `port`: None for 3, 127.0.0.1, 7100; a topology file names its own, so given with one
+    they are refused."""
+    if topology.endswith(".toml"):
+        flag = next((f for f, v in (("--brokers", brokers), ("--port", port), ("--host", host)) if v is not None), None)
+        if flag:
+            print(f"eventpy overlay: {topology} names the brokers and their addresses; {flag} is for line, star, "
+                  "tree and random (leave it out, or edit the file)", file=sys.stderr)
+            return 1
+    brokers = 3 if brokers is None else brokers
+    host = "127.0.0.1" if host is None else host
+    port = 7100 if port is None else port
     run_dir.mkdir(parents=True, exist_ok=True)
     pid_files = list(run_dir.glob("*.pid"))
     if any(_alive(f) for f in pid_files):
@@ -248,6 +259,26 @@ def overlay_up(run_dir: Path, topology: str, brokers: int, host: str, port: int,
             [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
+    try:
+        return _wait_ready(run_dir, cfg, procs, timeout)
+    except KeyboardInterrupt:  # Ctrl-C before the overlay was up: nothing of it is left running
+        # our own children, by their Popen (overlay_down's check of /proc/<pid>/cmdline can read
+        # a broker that is just starting as gone, and leave it)
+        for proc in procs.values():
+            proc.terminate()
+        for name, proc in procs.items():
+            try:
+                proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            _forget(run_dir / f"{name}.pid")
+        print(f"overlay up: interrupted; stopped the brokers it had started in {run_dir}", file=sys.stderr)
+        return 130
+
+
+def _wait_ready(run_dir: Path, cfg: dict, procs: dict[str, subprocess.Popen], timeout: float) -> int:
+    """Until every broker has said it is linked (0), or one exits or time runs out (1, stopped)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         states = _statuses(run_dir)

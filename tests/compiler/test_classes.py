@@ -3,6 +3,8 @@ factories, close() of one's own."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 import eventpy
@@ -328,3 +330,21 @@ def test_a_plain_class_nested_in_an_event_class_has_fields_of_its_own():
     slotted = A.Slotted()
     a.store(9)(slotted)
     assert slotted.limit == 9
+
+
+@pytest.mark.parametrize("tail", [
+    "class Sub(Monitor):\n    def quote(self, firm, price):\n        pass\n",
+    "class Sub(Monitor):\n    event def quote(self, firm: str) when firm == 'x':\n        pass\n",
+    "class Mixin:\n    def quote(self, firm, price):\n        pass\nclass Sub(Mixin, Monitor):\n    pass\n",
+])
+def test_a_class_eventpy_refuses_is_raised_from_the_class_statement(tail):
+    # the mistake is the program's: its traceback ends on the `class` line of the .epy file, not
+    # inside eventpy's runtime (which reads like a crash of eventpy)
+    import traceback
+
+    text = textwrap.dedent(MONITOR) + tail
+    with pytest.raises(TypeError) as info:
+        load(text)
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("class Sub"))
+    assert (last.filename, last.lineno) == ("prog.epy", line)

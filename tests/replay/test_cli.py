@@ -106,3 +106,18 @@ def test_the_summary_tells_every_grid_point_apart_and_shows_no_nan():
     assert len(lines) == len(set(lines)) == 8
     assert "nan" not in console.export_text() and all("—" in ln for ln in lines)
     assert all("parametric" in ln or "resub" in ln for ln in lines)  # not cut to "param…"
+
+
+@pytest.mark.parametrize("master", ["localhost", "localhost:7077", "local7", "locals"])
+def test_a_host_named_like_local_is_no_spark_url(master):
+    from eventpy.replay.cli import _bad_master
+
+    assert _bad_master(master).startswith(f"--master {master!r} is not a Spark master URL")
+
+
+@pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "local[2,3]", "local-cluster[2,1,1024]",
+                                    "spark://h:7077", "yarn", "k8s://h:443", "mesos://h:5050"])
+def test_spark_master_urls_pass(master):
+    from eventpy.replay.cli import _bad_master
+
+    assert _bad_master(master) is None

@@ -59,9 +59,9 @@ def alternated(sides: list, repeats: int) -> list[float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", action="store_true", help="one JSON object per line on stdout, nothing else")
+    ap.add_argument("--repeats", type=int, default=5, help="runs of each, alternated (default 5)")
     args = ap.parse_args()
     rows = []
     for name, text in inputs():

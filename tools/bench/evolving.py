@@ -177,7 +177,7 @@ def broker_cost(n: int, indexed: bool, events: int) -> float:
 
 
 def main() -> int:
-    p = C.parser(__doc__.splitlines()[0])
+    p = C.parser(__doc__.split("\n\n")[0])
     p.add_argument("--rates", default="12,30", help="changes per second of the stepped ways (003: 12, 30)")
     args = p.parse_args()
     quick = args.quick

@@ -186,7 +186,7 @@ def run(engine: str, n: int, scenario: str, seconds: float, seed: int, overhead:
 
 
 def main() -> int:
-    p = C.parser(__doc__.splitlines()[0])
+    p = C.parser(__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, help="game seconds per run (default 3, --quick 2)")
     p.add_argument("--sizes", help="evolving subscriptions, comma-separated (default 250,500,1000,2000; --quick 100,400)")
     p.add_argument("--repeats", type=int, help="runs per point, the median reported (default 5, --quick 1)")

@@ -220,9 +220,9 @@ def run_relay(n: int, env: dict) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--events", type=int, default=100000)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", action="store_true", help="one JSON object per line on stdout, nothing else")
+    ap.add_argument("--events", type=int, default=100000, help="events published per run (default 100000)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="overlay and relay runs, alternated; the medians are compared")
     args = ap.parse_args()

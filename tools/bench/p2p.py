@@ -394,7 +394,7 @@ def report_parts(res: dict, z: dict, out: dict) -> list[dict]:
 
 
 def main() -> int:
-    p = C.parser(__doc__.splitlines()[0])
+    p = C.parser(__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="worker processes for the independent runs (default 2)")
     p.add_argument("--only", default=",".join(EXPERIMENTS),

@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..cli import _bad_master
 from ..config import ConfigError, parse
 from . import make_engine, unavailable
 from .config import parse_live
@@ -45,9 +46,18 @@ def replay_live(config_path: str, out: str, master: str | None = None, quiet: bo
     except (ConfigError, tomllib.TOMLDecodeError) as exc:
         print(f"eventpy replay: {exc}", file=sys.stderr)
         return 2
-    started = time.perf_counter()
+    why = _bad_master(master)  # before the engines run, not minutes later when Spark writes live.parquet
+    if why:
+        print(f"eventpy replay: {why}", file=sys.stderr)
+        return 2
     out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "it is a file, not a directory" if out_dir.is_file() else exc.strerror or str(exc)
+        print(f"eventpy replay: cannot write results to {out}: {why}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     failures: list[str] = []
     brokers = 0

@@ -79,7 +79,7 @@ class EventPyEngine(Engine):
         topo.write_text("\n".join(lines))
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            status = launcher.overlay_up(self.run_dir, str(topo), 0, "127.0.0.1", 0, self.mode,
+            status = launcher.overlay_up(self.run_dir, str(topo), None, None, None, self.mode,
                                          self.matcher, self.summary, timeout=30.0)
         self.pids += [int(f.read_text()) for f in self.run_dir.glob("*.pid")]
         if status != 0:

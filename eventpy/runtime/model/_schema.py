@@ -103,6 +103,7 @@ class EventType:
         return cls(name, **{a: ATTRIBUTE_TYPES[t] for a, t in fields})
 
     def to_wire(self) -> tuple[tuple[str, str], ...]:
+        """The schema as ((attribute, type name), ...), in order: what an ADV carries."""
         return tuple((a, t.__name__) for a, t in self.schema.items())
 
     def values_from(self, kwargs: Mapping[str, Any]) -> tuple:
@@ -150,6 +151,7 @@ class EventType:
         return True
 
     def describe(self) -> str:
+        """The schema as text: `firm: str, price: float`."""
         return ", ".join(f"{a}: {t.__name__}" for a, t in self.schema.items())
 
     def __call__(self, **kwargs: Any) -> "Event":

@@ -1,0 +1,47 @@
+"""`eventpy replay --live` on the command line: a mistake in the arguments is one line and exit
+status 2, before any engine runs (no traceback, no minutes of replay lost at the end)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eventpy.__main__ import main
+
+LIVE = """[replay]
+workload = "micro"
+modes = ["parametric"]
+update_rates = [0]
+subscribers = [3]
+service = "model"
+
+[live]
+engines = ["eventpy-parametric"]
+update_rates = [0]
+subscribers = 3
+"""
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    path = tmp_path / "live.toml"
+    path.write_text(LIVE)
+    def no_run(*a, **k):  # an engine must not start when the arguments are wrong
+        raise AssertionError("the live replay started")
+    monkeypatch.setattr("eventpy.replay.live.driver.run_live", no_run)
+    return path
+
+
+def test_out_that_is_a_file_is_one_line(config, tmp_path, capsys):
+    out = tmp_path / "afile"
+    out.write_text("mine")
+    assert main(["replay", str(config), "--out", str(out), "--live"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"eventpy replay: cannot write results to {out}: it is a file, not a directory\n"
+    assert out.read_text() == "mine"
+
+
+def test_bad_master_is_refused_before_the_engines_run(config, tmp_path, capsys):
+    assert main(["replay", str(config), "--out", str(tmp_path / "o"), "--live", "--master", "host:7077"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("eventpy replay: --master 'host:7077' is not a Spark master URL")
+    assert not (tmp_path / "o").exists()
