@@ -280,6 +280,37 @@ def test_last_in_a_method_body_or_in_a_nested_header_reads_the_released_value():
     assert (m.nudge(), m.inner(), m.late()) == (0.0, 0.0, 0.0)
 
 
+def test_last_in_a_class_made_inside_a_method_reads_the_methods_self():
+    # Python resolves `self` in the nested class's body, its methods' bodies and headers to the
+    # enclosing method's object (they were refused: "no self there", "not declared local in Snap")
+    methods = ("def snap(self):\n"
+               "        class Snap:\n"
+               "            value = last self.probe\n"
+               "            def peek(s, by=last self.probe):\n"
+               "                return (by, last self.probe)\n"
+               "            release self.probe\n"
+               "        return Snap.value, Snap().peek()\n")
+    ns: dict = {"__name__": "m"}
+    exec(compile(compile_source(LOCAL + "\n    " + methods, "m.epy", "m"), "m.epy", "exec"), ns)
+    m = ns["M"].__new__(ns["M"])
+    m.probe = 4.0
+    assert m.snap() == (0.0, (0.0, 4.0))
+
+
+@pytest.mark.parametrize("method, words", [
+    # a method of the nested class that takes its own self reads that object: it must declare it
+    ("def snap(self):\n        class Snap:\n            def peek(self):\n                return last self.probe",
+     "probe is not declared `local` in class Snap"),
+    # a private name in the nested class is Snap's (Python mangles by the innermost class)
+    ("def snap(self):\n        class Snap:\n            v = last self.__probe",
+     "Python names self.__probe there _Snap__probe (by the innermost class), not M's field"),
+])
+def test_last_in_a_class_made_inside_a_method_that_reads_another_field(method, words):
+    e = diag(LOCAL.replace("local probe", "local __probe") + "\n    " + method + "\n"
+             if "__probe" in method else LOCAL + "\n    " + method + "\n")
+    assert words in e.message, e.render()
+
+
 def test_a_local_field_of_the_class_the_compiler_cannot_see_is_left_to_run_time():
     text = "from base import Base\n\nclass N(Base):\n    def f(self):\n        release self.probe\n"
     assert "__eventpy__.release(self, \"probe\")" in compile_source(text, "m.epy")
