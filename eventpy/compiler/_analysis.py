@@ -122,6 +122,7 @@ class Analysis(ReleasedFieldChecks):
                 self._check_decorators(info)
             for fn in info.events:
                 Where.line = fn.lineno
+                self._check_generator(fn)
                 self._check_guard(fn, info)
         for line, name in self.lowered.locals.items():
             if line not in self.declared:  # lowered to a plain annotated variable: say so
@@ -133,6 +134,15 @@ class Analysis(ReleasedFieldChecks):
     def field_type(self, info: ClassInfo, name: str) -> type | None:
         """A field's type, declared or inferred, if the compiler can tell it."""
         return info.field_types.get(name) or (_inferred(info, name) or (None, ""))[0]
+
+    def _check_generator(self, fn: ast.FunctionDef) -> None:
+        """A `yield` makes a function a generator: calling it on a delivery would only make a
+        generator object that nothing iterates, and the body would never run."""
+        found = _own_yield(fn)
+        if found is not None:
+            self.error(f"an event method cannot be a generator: this `yield` makes calling {fn.name} return a "
+                       "generator that nothing iterates, so its body would never run on a delivery; collect "
+                       "the values (a list, a queue) or call a generator function from the body", found)
 
     def _check_called_constructs(self, tree: ast.Module) -> None:
         """`release(self.f)` and `last(self.f)` written as calls: Python would read a call of an
@@ -417,6 +427,20 @@ def _inferred(info: ClassInfo, field: str) -> tuple[type, str] | None:
         return (float if float in types else int), sources[0][1]
     if len(types) == 1:
         return types.pop(), sources[0][1]
+    return None
+
+
+def _own_yield(fn: ast.AST) -> ast.AST | None:
+    """The first `yield` (or `yield from`) of a function's own body, not of a function, lambda or
+    class inside it (in a comprehension Python refuses one itself)."""
+    todo = list(ast.iter_child_nodes(fn))
+    todo = [n for n in todo if n not in (*fn.decorator_list, fn.args, fn.returns)]  # type: ignore[attr-defined]
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo[:0] = ast.iter_child_nodes(node)
     return None
 
 

@@ -66,6 +66,9 @@ def diag(text: str) -> CompileError:
     # CPython gives an error in an f-string's field a column in the field's own text: it was column 2
     ('self.limit = price', 'x = f"{f\'{last self.}\'}"', 7, "last self.}", "f-string: invalid syntax"),
     ('self.limit = price', 'x = f"{price} {price +}"', 7, "}\"", "f-string: invalid syntax"),
+    # a generator's body never runs when it is called: the deliveries did nothing, silently
+    ('self.limit = price', 'self.limit = yield price', 7, "yield", "an event method cannot be a generator"),
+    ('self.limit = price', 'if price:\n            yield from ()', 8, "yield from", "its body would never run"),
     ('price < self.limit', 'price < last self.limit', 6, "self.limit:",
      "`last` is not needed in a guard: a guard reads the released value of a `local` field already"),
 ])
@@ -186,6 +189,11 @@ def test_field_types_are_inferred_only_when_every_assignment_agrees(changes):
 def test_a_field_that_may_be_set_elsewhere_is_left_to_run_time(change):
     text = BASE.replace("price < self.limit", "price < self.limt", 1).replace(*change, 1)
     compile_source(text, "m.epy")  # no CompileError: the runtime checks it when an object is made
+
+
+def test_a_yield_in_a_function_inside_an_event_method_is_that_functions():
+    text = BASE + "        def gen():\n            yield price\n        self.got = list(gen())\n"
+    assert "def gen():" in compile_source(text, "m.epy")
 
 
 def test_event_def_outside_a_class():
