@@ -16,6 +16,7 @@ from ..runtime.model import EventType
 from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
+from ._members import own_yield, properties
 from ._released import ReleasedFieldChecks
 
 RUNTIME = "__eventpy__"
@@ -138,7 +139,7 @@ class Analysis(ReleasedFieldChecks):
     def _check_generator(self, fn: ast.FunctionDef) -> None:
         """A `yield` makes a function a generator: calling it on a delivery would only make a
         generator object that nothing iterates, and the body would never run."""
-        found = _own_yield(fn)
+        found = own_yield(fn)
         if found is not None:
             self.error(f"an event method cannot be a generator: this `yield` makes calling {fn.name} return a "
                        "generator that nothing iterates, so its body would never run on a delivery; collect "
@@ -304,6 +305,8 @@ class Analysis(ReleasedFieldChecks):
                               f"parameters: {', '.join(etype.attrs)}"))
             self.error(message, **_in_file(line, col, e.line, e.column))
             return
+        if self._check_properties(fn, info, plan.param_names, text, line, col):
+            return
         self._check_fields_assigned(fn, info, plan.param_names, text, line, col)
         self._check_set_members(fn, info, plan)
         info.guard_fields |= plan.param_names
@@ -311,6 +314,22 @@ class Analysis(ReleasedFieldChecks):
             if var.kind == "constraint" and var.text:
                 for f in var.deps:
                     info.variables.setdefault(f, []).append(f"{fn.name}: {var.text}")
+
+    def _check_properties(self, fn: ast.FunctionDef, info: ClassInfo, fields: set[str],
+                          text: str, line: int, col: int) -> bool:
+        """A guard reads stored fields, whose stores send their values: a property of the class
+        computes its value, and the field the runtime would put in its place would hide it."""
+        found = False
+        reads = None
+        for f in sorted(fields & properties(info.node)):
+            reads = reads or _field_reads(text)
+            g_line, g_col = reads.get(f, (1, 1))
+            self.error(f"the guard of {fn.name} reads self.{f}, a property of {info.node.name}: a guard reads "
+                       "fields the object stores (each store sends the new value), not values computed on "
+                       "reading; read the field the property stores (or a field you keep up to date) instead",
+                       **_in_file(line, col, g_line, g_col))
+            found = True
+        return found
 
     def _check_set_members(self, fn: ast.FunctionDef, info: ClassInfo, plan) -> None:
         """The members a set-valued field is given in the class (a literal, or `set[T]`) against the
@@ -427,20 +446,6 @@ def _inferred(info: ClassInfo, field: str) -> tuple[type, str] | None:
         return (float if float in types else int), sources[0][1]
     if len(types) == 1:
         return types.pop(), sources[0][1]
-    return None
-
-
-def _own_yield(fn: ast.AST) -> ast.AST | None:
-    """The first `yield` (or `yield from`) of a function's own body, not of a function, lambda or
-    class inside it (in a comprehension Python refuses one itself)."""
-    todo = list(ast.iter_child_nodes(fn))
-    todo = [n for n in todo if n not in (*fn.decorator_list, fn.args, fn.returns)]  # type: ignore[attr-defined]
-    while todo:
-        node = todo.pop(0)
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo[:0] = ast.iter_child_nodes(node)
     return None
 
 

@@ -216,6 +216,7 @@ class EventObject:
         events = _event_methods(cls, annotations)
         fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
         for f in fields | local_fields:
+            _refuse_computed(cls, f, local=f in local_fields)
             if not isinstance(cls.__dict__.get(f), GuardField):
                 default = cls.__dict__.get(f, _NOTHING)
                 setattr(cls, f, GuardField(f, local=f in local_fields))
@@ -299,6 +300,19 @@ def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _NOTHING = object()
+
+
+def _refuse_computed(cls: type, field: str, local: bool) -> None:
+    """A guard reads values the object stores (each store sends one): a property by the field's
+    name, which Python's lookup finds first, would compute it instead, and the field put in its
+    place would silently hide the property's getter and setter."""
+    where = next((k for k in cls.__mro__ if field in k.__dict__), None)
+    if where is not None and isinstance(where.__dict__[field], (property, functools.cached_property)):
+        what = "a `local` field" if local else "read by a guard"
+        raise TypeError(f"{cls.__qualname__}: self.{field}, {what}, is a property of {where.__qualname__}: a "
+                        "guard reads fields the object stores "
+                        "(each store sends the new value), not values computed on reading; read the field the "
+                        "property stores (or a field kept up to date) instead, or rename one of them")
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
 

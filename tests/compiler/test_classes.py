@@ -3,9 +3,12 @@ factories, close() of one's own."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 import eventpy
+from eventpy.compiler import CompileError, compile_source
 from eventpy.runtime._lang_fields import subscriptions_of
 
 from _programs import MONITOR, load  # tests/compiler/_programs.py
@@ -328,3 +331,41 @@ def test_a_plain_class_nested_in_an_event_class_has_fields_of_its_own():
     slotted = A.Slotted()
     a.store(9)(slotted)
     assert slotted.limit == 9
+
+
+@pytest.mark.parametrize("base, sub", [
+    # a base the compiler cannot see (another module's) computes the field the guard reads
+    ("class Base:\n    @property\n    def limit(self):\n        return 5.0", ""),
+    ("class Base:\n    limit = property(lambda self: 5.0)", ""),
+    # a subclass hides the base's guard field with a property
+    ("class Base:\n    pass", "class Sub(A):\n    @property\n    def limit(self):\n        return 1.0"),
+])
+def test_a_property_by_the_name_of_a_guard_field_is_refused_when_the_class_is_made(base, sub):
+    # the field the runtime put in its place hid the property: its setter never ran, and an
+    # object whose __init__ stored only what the property reads could not be made
+    ns: dict = {"__name__": "prog"}
+    exec(base, ns)                       # plain Python: eventpyc does not see it
+    text = "class A(Base):\n    event def q(self, px: float) when px < self.limit:\n        pass\n" + sub
+    code = compile(compile_source(text, "prog.epy", "prog"), "prog.epy", "exec", dont_inherit=True)
+    with pytest.raises(TypeError, match=r"self\.limit, read by a guard, is a property of (Base|Sub)"):
+        exec(code, ns)
+
+
+def test_a_property_the_guard_reads_is_a_compile_error_at_the_read():
+    text = textwrap.dedent("""
+        class A:
+            def __init__(self):
+                self._limit = 1.0
+
+            @property
+            def limit(self):
+                return self._limit
+
+            event def q(self, px: float) when px < self.limit:
+                pass
+    """)
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "prog.epy", "prog")
+    e = info.value
+    assert (e.line, e.column) == (10, text.splitlines()[9].index("self.limit") + 1), e.render()
+    assert "reads self.limit, a property of A" in e.message and "read the field the property stores" in e.message
