@@ -3,6 +3,9 @@ factories, close() of one's own."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+import sys
 import textwrap
 
 import pytest
@@ -369,3 +372,50 @@ def test_a_property_the_guard_reads_is_a_compile_error_at_the_read():
     e = info.value
     assert (e.line, e.column) == (10, text.splitlines()[9].index("self.limit") + 1), e.render()
     assert "reads self.limit, a property of A" in e.message and "read the field the property stores" in e.message
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle", "dict"])
+def test_a_copy_has_the_fields_not_the_subscriptions(how):
+    # a shallow copy shared the original's state: its stores moved the original's subscription
+    # (the original got events its own guard refused); a deep copy or a pickle raised on the locks
+    ns = load('''
+    class Probe:
+        local level: float = 1.0
+
+        def __init__(self, limit: float):
+            self.limit = limit
+            self.got = []
+
+        event def q(self, px: float) when px < self.limit and px > self.level:
+            self.got.append(px)
+
+        def rise(self, v):
+            self.level = v
+            release self.level
+
+        def seen(self):
+            return last self.level
+    ''', name="copied_prog")
+    sys.modules["copied_prog"] = type(sys)("copied_prog")  # pickle finds the class by its module
+    sys.modules["copied_prog"].__dict__.update(ns)
+    try:
+        a = ns["Probe"](5.0)
+        a.rise(2.0)
+        if how == "dict":
+            b = ns["Probe"].__new__(ns["Probe"])
+            b.__dict__.update(a.__dict__)
+        else:
+            b = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+                 "pickle": lambda o: pickle.loads(pickle.dumps(o))}[how](a)
+        b.limit = 100.0
+        b.rise(0.0)
+        assert (b.seen(), a.seen(), subscriptions_of(b)) == (0.0, 2.0, [])
+        eventpy.drain(5.0)
+        ns["Probe"].q(50.0)                     # neither a's guard (limit 5) nor b's subscription
+        ns["Probe"].q(1.0)                      # a's released level is 2.0
+        ns["Probe"].q(3.0)
+        eventpy.drain(5.0)
+        assert a.got == [3.0] and (b.got is a.got or b.got == [])
+        assert len(subscriptions_of(a)) == 1
+    finally:
+        del sys.modules["copied_prog"]
