@@ -422,7 +422,10 @@ def _event_method(cls: type, prefix: str, func: Callable, marker: When, annotati
 def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        if type(self).__init__ is __init__:  # the most derived constructor subscribes, once
+        # the most derived constructor subscribes, once: not again where __init__ runs on an
+        # object already subscribed (a reset calling self.__init__(), a __new__ returning a live
+        # object), whose stores reached its subscriptions (a second set delivered every event twice)
+        if type(self).__init__ is __init__ and not _state(self).subs:
             try:
                 envs = _guard_values(self)
             except (TypeError, AttributeError) as e:  # fields the guards cannot take: the program's

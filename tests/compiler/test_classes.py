@@ -419,3 +419,41 @@ def test_a_copy_has_the_fields_not_the_subscriptions(how):
         assert len(subscriptions_of(a)) == 1
     finally:
         del sys.modules["copied_prog"]
+
+
+def test_init_run_again_on_a_subscribed_object_does_not_subscribe_it_twice():
+    # a reset through self.__init__() and a singleton's __new__ ran the subscribing constructor
+    # on a live object: a second set of subscriptions, and every event delivered twice
+    ns = load('''
+    class Player:
+        def __init__(self, hp: int = 3):
+            self.hp = hp
+            self.got = []
+
+        def reset(self, hp):
+            self.__init__(hp)
+
+        event def hit(self, dmg: int) when self.hp > dmg:
+            self.got.append(dmg)
+
+    class Single(Player):
+        _made = None
+
+        def __new__(cls, *args):
+            if cls._made is None:
+                cls._made = super().__new__(cls)
+            return cls._made
+    ''')
+    p, s = ns["Player"](), ns["Single"](1)
+    p.reset(10)
+    assert ns["Single"](10) is s
+    eventpy.drain(5.0)
+    ns["Player"].hit(5)
+    eventpy.drain(5.0)
+    assert p.got == [5] and s.got == [5]
+    assert len(subscriptions_of(p)) == 1 and len(subscriptions_of(s)) == 2  # Single's type and Player's
+    p.close()
+    p.reset(10)                                  # closed, then made again: subscribed again
+    ns["Player"].hit(6)
+    eventpy.drain(5.0)
+    assert p.got == [6] and len(subscriptions_of(p)) == 1
