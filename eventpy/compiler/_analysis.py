@@ -117,6 +117,7 @@ class Analysis(ReleasedFieldChecks):
         self.errors.append(CompileError(message, line, col, self.path, self.source))
 
     def run(self, tree: ast.Module) -> None:
+        self.module_names = _bound_names(tree)
         self._visit(tree, None)
         for info in self.classes.values():
             if info.rewritten:
@@ -303,6 +304,12 @@ class Analysis(ReleasedFieldChecks):
                 message = (f"name {name!r} is neither a parameter of {fn.name} nor a field; "
                            + (f"did you mean self.{name}?" if name in info.fields else
                               f"parameters: {', '.join(etype.attrs)}"))
+                if name not in info.fields and name in self.module_names:  # a constant, an import
+                    field = name.lower()
+                    field = field if field not in {*etype.attrs, *info.fields} else f"{field}_value"
+                    message += (f"; a guard reads no other names (a new value of {name} would reach no "
+                                f"broker): keep it in a field, `self.{field} = {name}` in __init__, and "
+                                f"read self.{field} in the guard")
             self.error(message, **_in_file(line, col, e.line, e.column))
             return
         if self._check_properties(fn, info, plan.param_names, text, line, col):

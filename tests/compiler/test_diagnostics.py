@@ -196,6 +196,15 @@ def test_a_yield_in_a_function_inside_an_event_method_is_that_functions():
     assert "def gen():" in compile_source(text, "m.epy")
 
 
+@pytest.mark.parametrize("name, field", [("LIMIT", "limit_value"), ("CAP", "cap")])
+def test_a_module_name_in_a_guard_says_to_keep_it_in_a_field(name, field):
+    # it said only that the name was neither a parameter nor a field, not what to do
+    text = f"import os\nfrom x import CAP\nLIMIT = 10.0\n" + BASE.replace("price < self.limit", f"price < {name}")
+    e = diag(text)
+    assert (e.line, e.column) == (9, text.splitlines()[8].index(name) + 1), e.render()
+    assert f"keep it in a field, `self.{field} = {name}` in __init__, and read self.{field}" in e.message
+
+
 def test_event_def_outside_a_class():
     e = diag("event def f(self, x: int):\n    pass\n")
     assert "directly inside a class body" in e.message and e.line == 1
