@@ -6,17 +6,15 @@ CompileErrors positioned in the .epy file."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 import difflib
 from typing import Iterator
 
-from ..guards import GuardError, Node as GuardNode, compile_guard, parse_guard
-from ..guards._ast import SelfField
+from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
 from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
-from ._members import own_yield, properties
+from ._members import MemberChecks, _field_reads, _in_file
 from ._released import ReleasedFieldChecks
 
 RUNTIME = "__eventpy__"
@@ -97,7 +95,7 @@ def _star_import(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree))
 
 
-class Analysis(ReleasedFieldChecks):
+class Analysis(ReleasedFieldChecks, MemberChecks):
     def __init__(self, lowered: Lowered, module_name: str, path: str, source: str) -> None:
         self.lowered = lowered
         self.module_name = module_name
@@ -126,6 +124,8 @@ class Analysis(ReleasedFieldChecks):
                 Where.line = fn.lineno
                 self._check_generator(fn)
                 self._check_guard(fn, info)
+        for info in self.classes.values():
+            self._check_dict_stores(info)
         for line, name in self.lowered.locals.items():
             if line not in self.declared:  # lowered to a plain annotated variable: say so
                 self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
@@ -136,15 +136,6 @@ class Analysis(ReleasedFieldChecks):
     def field_type(self, info: ClassInfo, name: str) -> type | None:
         """A field's type, declared or inferred, if the compiler can tell it."""
         return info.field_types.get(name) or (_inferred(info, name) or (None, ""))[0]
-
-    def _check_generator(self, fn: ast.FunctionDef) -> None:
-        """A `yield` makes a function a generator: calling it on a delivery would only make a
-        generator object that nothing iterates, and the body would never run."""
-        found = own_yield(fn)
-        if found is not None:
-            self.error(f"an event method cannot be a generator: this `yield` makes calling {fn.name} return a "
-                       "generator that nothing iterates, so its body would never run on a delivery; collect "
-                       "the values (a list, a queue) or call a generator function from the body", found)
 
     def _check_called_constructs(self, tree: ast.Module) -> None:
         """`release(self.f)` and `last(self.f)` written as calls: Python would read a call of an
@@ -165,14 +156,6 @@ class Analysis(ReleasedFieldChecks):
                 written = ", ".join(f"self.{f[0]}" for f in fields)
                 kind = "a statement" if word == "release" else "an operator"
                 self.error(f"`{word}` is {kind}, not a function: write `{word} {written}`", node)
-
-    def _check_decorators(self, info: ClassInfo) -> None:
-        for deco in info.node.decorator_list:
-            target = deco.func if isinstance(deco, ast.Call) else deco
-            if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
-                self.error(f"a class with event methods or `local` fields cannot be a @dataclass: EventPy "
-                           f"gives {info.node.name} an __init__ before the decorator runs, so the dataclass "
-                           "makes none; write __init__ yourself", deco)
 
     def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False,
                params: dict[str, type | None] | None = None) -> None:
@@ -322,22 +305,6 @@ class Analysis(ReleasedFieldChecks):
                 for f in var.deps:
                     info.variables.setdefault(f, []).append(f"{fn.name}: {var.text}")
 
-    def _check_properties(self, fn: ast.FunctionDef, info: ClassInfo, fields: set[str],
-                          text: str, line: int, col: int) -> bool:
-        """A guard reads stored fields, whose stores send their values: a property of the class
-        computes its value, and the field the runtime would put in its place would hide it."""
-        found = False
-        reads = None
-        for f in sorted(fields & properties(info.node)):
-            reads = reads or _field_reads(text)
-            g_line, g_col = reads.get(f, (1, 1))
-            self.error(f"the guard of {fn.name} reads self.{f}, a property of {info.node.name}: a guard reads "
-                       "fields the object stores (each store sends the new value), not values computed on "
-                       "reading; read the field the property stores (or a field you keep up to date) instead",
-                       **_in_file(line, col, g_line, g_col))
-            found = True
-        return found
-
     def _check_set_members(self, fn: ast.FunctionDef, info: ClassInfo, plan) -> None:
         """The members a set-valued field is given in the class (a literal, or `set[T]`) against the
         attribute the guard tests it with: a member of another type could never match (the runtime
@@ -410,31 +377,6 @@ def _wrong_member(members: list | type, t: type) -> str | None:
 def _annotated(ann: ast.AST | None) -> type | None:
     """The type an annotation names, if it is one a guard knows (int, float, str, bool)."""
     return _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
-
-
-def _in_file(line: int, col: int, g_line: int, g_col: int) -> dict[str, int]:
-    """`error`'s line and col for a position inside a guard that starts at (line, col) of the
-    file: the guard's first line continues the file's line, its other lines are the file's own."""
-    return {"line": line + g_line - 1, "col": (col + g_col - 1) if g_line == 1 else g_col}
-
-
-def _field_reads(guard: str) -> dict[str, tuple[int, int]]:
-    """Where in the guard (line, column from 1) each field is first read: from the parsed guard,
-    not its text, in which a comment or a string may spell `self.f` earlier."""
-    first: dict[str, tuple[int, int]] = {}
-
-    def walk(node: object) -> None:
-        if isinstance(node, GuardNode):
-            if isinstance(node, SelfField):
-                first[node.name] = min(first.get(node.name, (node.line, node.column)), (node.line, node.column))
-            for f in dataclasses.fields(node):
-                walk(getattr(node, f.name))
-        elif isinstance(node, tuple):
-            for item in node:
-                walk(item)
-
-    walk(parse_guard(guard))  # it parsed before (compile_guard): no GuardError here
-    return first
 
 
 def _rebound_names(fn: ast.AST) -> set[str]:

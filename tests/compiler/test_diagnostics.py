@@ -205,6 +205,30 @@ def test_a_module_name_in_a_guard_says_to_keep_it_in_a_field(name, field):
     assert f"keep it in a field, `self.{field} = {name}` in __init__, and read self.{field}" in e.message
 
 
+@pytest.mark.parametrize("method, at, words", [
+    # a store past the field's descriptor: the field changed and the subscription never learnt
+    ("def __setattr__(self, name, value):\n        self.__dict__[name] = value", "self.__dict__[",
+     "may store a field a guard reads (limit), past the field"),
+    ("def set(self, v):\n        self.__dict__['limit'] = v", "self.__dict__[", "write self.limit = ..."),
+    ("def set(self, **kw):\n        vars(self).update(kw)", "vars(", "store each with setattr(self, name, value)"),
+    ("def set(self, v):\n        self.__dict__.update({'limit': v})", "self.__dict__", "this stores self.limit"),
+])
+def test_a_store_of_a_guard_field_into_the_objects_dict_is_a_compile_error(method, at, words):
+    text = BASE + "\n    " + method + "\n"
+    line = len(text.splitlines())
+    e = diag(text)
+    assert (e.line, e.column) == (line, text.splitlines()[line - 1].index(at) + 1), e.render()
+    assert words in e.message and "its subscription would not learn the new value" in e.message, e.render()
+
+
+def test_stores_into_the_objects_dict_that_reach_no_guard_field_compile():
+    methods = ("def __init__(self, **kw):\n        self.__dict__.update(kw)\n"   # before it subscribes
+               "    def other(self, v):\n        self.__dict__['name'] = v\n        vars(self).update(name=v)\n"
+               "        self.__dict__.setdefault('limit', 1.0)\n")
+    compile_source(BASE.replace("    def __init__(self, limit: float, name: str):", "    def make(self, limit, name):")
+                   + "\n    " + methods, "m.epy")
+
+
 def test_event_def_outside_a_class():
     e = diag("event def f(self, x: int):\n    pass\n")
     assert "directly inside a class body" in e.message and e.line == 1
