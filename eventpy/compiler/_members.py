@@ -27,6 +27,26 @@ class MemberChecks:
                 self.error(f"a class with event methods or `local` fields cannot be a @dataclass: EventPy "
                            f"gives {info.node.name} an __init__ before the decorator runs, so the dataclass "
                            "makes none; write __init__ yourself", deco)
+        for fn in info.events:
+            for deco in fn.decorator_list:
+                name = ast.unparse(deco.func if isinstance(deco, ast.Call) else deco)
+                if name.rsplit(".", 1)[-1] in _NOT_METHODS:
+                    self.error(f"@{name} cannot decorate an event method: an event method runs on the object that "
+                               f"receives the event (self), and {info.node.name}.{fn.name}(...) publishes; remove "
+                               f"@{name} (a helper that needs no object can be one of its own, called from "
+                               "the body)", deco)
+
+    def _check_deleted_fields(self, info: ClassInfo, fields: set[str]) -> None:
+        """`del self.f` of a field a guard reads: the guard would have no value (refused at run time)."""
+        for node in _own_nodes(info.node):
+            if isinstance(node, ast.Delete):
+                for t in node.targets:
+                    for el in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                        if (isinstance(el, ast.Attribute) and isinstance(el.value, ast.Name)
+                                and el.value.id == "self" and el.attr in fields):
+                            self.error(f"self.{el.attr} is read by a guard and cannot be deleted: the guard needs "
+                                       "a value; assign one its guard rejects instead (or keep a flag the guard "
+                                       "reads, such as self.active)", el)
 
     def _check_generator(self, fn: ast.FunctionDef) -> None:
         """A `yield` makes a function a generator: calling it on a delivery would only make a
@@ -43,6 +63,7 @@ class MemberChecks:
         fields = self._guard_fields_with_bases(info)
         if not fields:
             return
+        self._check_deleted_fields(info, fields)
         for node, keys, method in dict_stores(info.node):
             if method == "__init__":
                 continue  # the object subscribes when __init__ returns, with the values stored then
@@ -82,6 +103,20 @@ class MemberChecks:
             found = True
         return found
 
+
+
+def _own_nodes(cls: ast.ClassDef) -> list[ast.AST]:
+    """The nodes of a class body and its methods, not of a class inside it (another self)."""
+    out, todo = [], list(ast.iter_child_nodes(cls))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+_NOT_METHODS = ("staticmethod", "classmethod", "property", "cached_property")
 
 
 def properties(cls: ast.ClassDef) -> set[str]:

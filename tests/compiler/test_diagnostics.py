@@ -229,6 +229,25 @@ def test_stores_into_the_objects_dict_that_reach_no_guard_field_compile():
                    + "\n    " + methods, "m.epy")
 
 
+@pytest.mark.parametrize("deco", ["staticmethod", "classmethod", "property", "functools.cached_property"])
+def test_a_decorator_that_makes_an_event_method_no_method_is_a_compile_error(deco):
+    # it was a TypeError when the class was made, saying to use functools.wraps
+    text = BASE.replace("    event def quote", f"    @{deco}\n    event def quote", 1)
+    e = diag(text)
+    assert (e.line, e.column) == (6, 6), e.render()
+    assert f"@{deco} cannot decorate an event method" in e.message and f"remove @{deco}" in e.message
+
+
+def test_del_of_a_guard_field_is_a_compile_error():
+    # it raised AttributeError when the line ran
+    text = BASE + "\n    def drop(self):\n        del self.name, self.limit\n"
+    e = diag(text)
+    assert (e.line, e.column) == (10, 24), e.render()
+    assert "self.limit is read by a guard and cannot be deleted" in e.message
+    # a plain class nested in it has a self of its own
+    compile_source(BASE + "\n    class Plain:\n        def drop(self):\n            del self.limit\n", "m.epy")
+
+
 def test_event_def_outside_a_class():
     e = diag("event def f(self, x: int):\n    pass\n")
     assert "directly inside a class body" in e.message and e.line == 1
