@@ -6,16 +6,15 @@ CompileErrors positioned in the .epy file."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 import difflib
 from typing import Iterator
 
-from ..guards import GuardError, Node as GuardNode, compile_guard, parse_guard
-from ..guards._ast import SelfField
+from ..guards import GuardError, compile_guard
 from ..runtime.model import EventType
 from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
+from ._members import MemberChecks, _field_reads, _in_file
 from ._released import ReleasedFieldChecks
 
 RUNTIME = "__eventpy__"
@@ -96,7 +95,7 @@ def _star_import(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree))
 
 
-class Analysis(ReleasedFieldChecks):
+class Analysis(ReleasedFieldChecks, MemberChecks):
     def __init__(self, lowered: Lowered, module_name: str, path: str, source: str) -> None:
         self.lowered = lowered
         self.module_name = module_name
@@ -116,13 +115,17 @@ class Analysis(ReleasedFieldChecks):
         self.errors.append(CompileError(message, line, col, self.path, self.source))
 
     def run(self, tree: ast.Module) -> None:
+        self.module_names = _bound_names(tree)
         self._visit(tree, None)
         for info in self.classes.values():
             if info.rewritten:
                 self._check_decorators(info)
             for fn in info.events:
                 Where.line = fn.lineno
+                self._check_generator(fn)
                 self._check_guard(fn, info)
+        for info in self.classes.values():
+            self._check_dict_stores(info)
         for line, name in self.lowered.locals.items():
             if line not in self.declared:  # lowered to a plain annotated variable: say so
                 self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
@@ -153,14 +156,6 @@ class Analysis(ReleasedFieldChecks):
                 written = ", ".join(f"self.{f[0]}" for f in fields)
                 kind = "a statement" if word == "release" else "an operator"
                 self.error(f"`{word}` is {kind}, not a function: write `{word} {written}`", node)
-
-    def _check_decorators(self, info: ClassInfo) -> None:
-        for deco in info.node.decorator_list:
-            target = deco.func if isinstance(deco, ast.Call) else deco
-            if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
-                self.error(f"a class with event methods or `local` fields cannot be a @dataclass: EventPy "
-                           f"gives {info.node.name} an __init__ before the decorator runs, so the dataclass "
-                           "makes none; write __init__ yourself", deco)
 
     def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False,
                params: dict[str, type | None] | None = None) -> None:
@@ -292,7 +287,15 @@ class Analysis(ReleasedFieldChecks):
                 message = (f"name {name!r} is neither a parameter of {fn.name} nor a field; "
                            + (f"did you mean self.{name}?" if name in info.fields else
                               f"parameters: {', '.join(etype.attrs)}"))
+                if name not in info.fields and name in self.module_names:  # a constant, an import
+                    field = name.lower()
+                    field = field if field not in {*etype.attrs, *info.fields} else f"{field}_value"
+                    message += (f"; a guard reads no other names (a new value of {name} would reach no "
+                                f"broker): keep it in a field, `self.{field} = {name}` in __init__, and "
+                                f"read self.{field} in the guard")
             self.error(message, **_in_file(line, col, e.line, e.column))
+            return
+        if self._check_properties(fn, info, plan.param_names, text, line, col):
             return
         self._check_fields_assigned(fn, info, plan.param_names, text, line, col)
         self._check_set_members(fn, info, plan)
@@ -374,31 +377,6 @@ def _wrong_member(members: list | type, t: type) -> str | None:
 def _annotated(ann: ast.AST | None) -> type | None:
     """The type an annotation names, if it is one a guard knows (int, float, str, bool)."""
     return _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
-
-
-def _in_file(line: int, col: int, g_line: int, g_col: int) -> dict[str, int]:
-    """`error`'s line and col for a position inside a guard that starts at (line, col) of the
-    file: the guard's first line continues the file's line, its other lines are the file's own."""
-    return {"line": line + g_line - 1, "col": (col + g_col - 1) if g_line == 1 else g_col}
-
-
-def _field_reads(guard: str) -> dict[str, tuple[int, int]]:
-    """Where in the guard (line, column from 1) each field is first read: from the parsed guard,
-    not its text, in which a comment or a string may spell `self.f` earlier."""
-    first: dict[str, tuple[int, int]] = {}
-
-    def walk(node: object) -> None:
-        if isinstance(node, GuardNode):
-            if isinstance(node, SelfField):
-                first[node.name] = min(first.get(node.name, (node.line, node.column)), (node.line, node.column))
-            for f in dataclasses.fields(node):
-                walk(getattr(node, f.name))
-        elif isinstance(node, tuple):
-            for item in node:
-                walk(item)
-
-    walk(parse_guard(guard))  # it parsed before (compile_guard): no GuardError here
-    return first
 
 
 def _rebound_names(fn: ast.AST) -> set[str]:

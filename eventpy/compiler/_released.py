@@ -32,7 +32,20 @@ class ReleasedFieldChecks:
             # by position, not line: `(lambda: 0) if last self.f else 1` is not in the lambda
             chain = [node for first, end, node in scopes if first <= line <= end
                      and self._source_position(node) <= (line, col) < self._source_position(node, end=True)]
+            inner = next((n for n in reversed(chain) if isinstance(n, ast.ClassDef)), None)
+            owner = self._self_owner(chain, line, col)
+            if owner is not None and inner is not None and chain.index(inner) > owner:
+                # a class made inside a method: its body (and its methods, unless one takes a
+                # self of its own) reads the method's `self`, as Python resolves the name
+                chain = chain[:owner + 1]
             cls = next((n for n in reversed(chain) if isinstance(n, ast.ClassDef)), None)
+            if cls is not inner and inner is not None and mangle(inner.name, name) != name:
+                method = getattr(chain[-1], "name", "a lambda")
+                self.error(f"{what} is in class {inner.name}, made inside {method}: Python names self.{name} "
+                           f"there {mangle(inner.name, name)} (by the innermost class), not {cls.name}'s "  # type: ignore[union-attr]
+                           f"field; read `{word} self.{name}` into a variable in {method}, outside class "
+                           f"{inner.name}", line=line, col=col + 1)
+                continue
             if cls is None:
                 self.error(f"{what} is outside any class: `{word}` works on a `local` field of the object a "
                            f"method runs on; put it in a method of the class that declares `local {name}: "
@@ -65,6 +78,21 @@ class ReleasedFieldChecks:
                                f"class body: `local {name}: {t.__name__ if t else 'TYPE'} = VALUE`"
                                + (f" (a private name: {bases[0]}'s {name} is another field)"
                                   if private and bases else ""), line=line, col=col + 1)
+
+    def _self_owner(self, chain: list[ast.AST], line: int, col: int) -> int | None:
+        """The index in `chain` of the function whose parameter `self` is the name at (line, col)
+        as Python resolves it: the innermost scope around it first (a function's own header is
+        computed in the scope around the function), then the functions around it; a class's body
+        is seen only from itself, not from the functions inside it."""
+        for k in range(len(chain) - 1, -1, -1):
+            node = chain[k]
+            if isinstance(node, ast.ClassDef) or self._in_header(node, line, col) is not None:
+                continue  # a class binds no parameter; a header is computed in the scope around
+            a = node.args  # type: ignore[attr-defined]
+            if any(p is not None and p.arg == "self"
+                   for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)):
+                return k
+        return None
 
     def _source_position(self, node: ast.AST, end: bool = False) -> tuple[int, int]:
         """(line, 0-based column) in the .epy file of where a node starts (or ends)."""

@@ -61,17 +61,23 @@ class FifoLock:
 class _Instance:
     """Runtime state of one live object: locks, released copies, subscriptions, pending UPDs."""
 
-    __slots__ = ("locks", "released", "subs", "pending", "closed", "inherited", "__weakref__")
+    __slots__ = ("owner", "locks", "released", "subs", "pending", "closed", "inherited", "__weakref__")
 
-    def __init__(self) -> None:
+    def __init__(self, owner: int | None = None, released: dict[str, Any] | None = None) -> None:
+        self.owner = owner  # id() of the object whose __dict__ holds it (None: not yet known)
         self.locks: dict[str, FifoLock] = {}
-        self.released: dict[str, Any] = {}
+        self.released: dict[str, Any] = dict(released or {})
         self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
         self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
         self.closed = False
         # fields whose value came from a class and was never stored on the object: Python would
         # read them from the class, so a store on the class reaches them (_lang_class)
         self.inherited: set[str] = set()
+
+    def __reduce__(self) -> tuple:
+        # a deep copy or a pickle of the object: the copy has the released values, not the
+        # locks (it could not be made with them) nor the subscriptions (the original's)
+        return (_Instance, (None, self.released))
 
     def lock(self, field: str) -> FifoLock:
         lk = self.locks.get(field)
@@ -82,15 +88,30 @@ class _Instance:
 
 def _state(obj: Any) -> _Instance:
     st = obj.__dict__.get("__eventpy_state__")
-    if st is None:
-        st = obj.__dict__.setdefault("__eventpy_state__", _Instance())
+    if st is None or st.owner != id(obj):
+        st = _own_state(obj, st)
     return st
+
+
+def _own_state(obj: Any, st: _Instance | None) -> _Instance:
+    """The object's state where it has none of its own yet: a new one, the one a deep copy or a
+    pickle made (owner None), or, where a shallow copy (copy.copy, `__dict__.update`) shares the
+    original's, one with the same released values: the copy subscribed nothing, and its stores
+    must not move the original's subscriptions."""
+    if st is None:
+        return obj.__dict__.setdefault("__eventpy_state__", _Instance(id(obj)))
+    if st.owner is None:
+        st.owner = id(obj)
+        return st
+    mine = _Instance(id(obj), st.released)
+    obj.__dict__["__eventpy_state__"] = mine
+    return mine
 
 
 def subscriptions_of(obj: Any) -> list[Any]:
     """The live Subscriptions of an object of an .epy class (none for any other object)."""
     st = getattr(obj, "__dict__", {}).get("__eventpy_state__")
-    return [sub for sub, _fields in st.subs] if isinstance(st, _Instance) else []
+    return [sub for sub, _fields in st.subs] if isinstance(st, _Instance) and st.owner == id(obj) else []
 
 
 def _publish_field(obj: Any, field: str, value: Any) -> None:

@@ -221,10 +221,12 @@ class EventObject(metaclass=EventClass):
                                     "publish: use functools.wraps in the decorator, or call what it adds from "
                                     "the method's body")
             events = _event_methods(cls, annotations)
-        except (GuardError, TypeError) as e:  # a guard, a signature, an override
+            fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
+            for f in fields | local_fields:
+                _refuse_computed(cls, f, local=f in local_fields)
+        except (GuardError, TypeError) as e:  # a guard, a signature, an override, a property
             callers_mistake(e)
             raise  # (_boundary)
-        fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
         for f in fields | local_fields:
             if not isinstance(cls.__dict__.get(f), GuardField):
                 default = cls.__dict__.get(f, NOTHING)
@@ -316,6 +318,17 @@ def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
     return closing
 
 
+def _refuse_computed(cls: type, field: str, local: bool) -> None:
+    """A guard reads values the object stores (each store sends one): a property by the field's
+    name, which Python's lookup finds first, would compute it instead, and the field put in its
+    place would silently hide the property's getter and setter."""
+    where = next((k for k in cls.__mro__ if field in k.__dict__), None)
+    if where is not None and isinstance(where.__dict__[field], (property, functools.cached_property)):
+        what = "a `local` field" if local else "read by a guard"
+        raise TypeError(f"{cls.__qualname__}: self.{field}, {what}, is a property of {where.__qualname__}: a "
+                        "guard reads fields the object stores "
+                        "(each store sends the new value), not values computed on reading; read the field the "
+                        "property stores (or a field kept up to date) instead, or rename one of them")
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
 
@@ -442,7 +455,10 @@ def _in_file(e: GuardError, marker: When, filename: str) -> GuardError:
 def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        if type(self).__init__ is __init__:  # the most derived constructor subscribes, once
+        # the most derived constructor subscribes, once: not again where __init__ runs on an
+        # object already subscribed (a reset calling self.__init__(), a __new__ returning a live
+        # object), whose stores reached its subscriptions (a second set delivered every event twice)
+        if type(self).__init__ is __init__ and not _state(self).subs:
             try:
                 envs = _guard_values(self)
             except (TypeError, AttributeError) as e:  # fields the guards cannot take: the program's

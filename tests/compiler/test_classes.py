@@ -3,11 +3,15 @@ factories, close() of one's own."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+import sys
 import textwrap
 
 import pytest
 
 import eventpy
+from eventpy.compiler import CompileError, compile_source
 from eventpy.runtime._lang_fields import subscriptions_of
 
 from _programs import MONITOR, load  # tests/compiler/_programs.py
@@ -348,3 +352,124 @@ def test_a_class_eventpy_refuses_is_raised_from_the_class_statement(tail):
     last = traceback.extract_tb(info.value.__traceback__)[-1]
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("class Sub"))
     assert (last.filename, last.lineno) == ("prog.epy", line)
+@pytest.mark.parametrize("base, sub", [
+    # a base the compiler cannot see (another module's) computes the field the guard reads
+    ("class Base:\n    @property\n    def limit(self):\n        return 5.0", ""),
+    ("class Base:\n    limit = property(lambda self: 5.0)", ""),
+    # a subclass hides the base's guard field with a property
+    ("class Base:\n    pass", "class Sub(A):\n    @property\n    def limit(self):\n        return 1.0"),
+])
+def test_a_property_by_the_name_of_a_guard_field_is_refused_when_the_class_is_made(base, sub):
+    # the field the runtime put in its place hid the property: its setter never ran, and an
+    # object whose __init__ stored only what the property reads could not be made
+    ns: dict = {"__name__": "prog"}
+    exec(base, ns)                       # plain Python: eventpyc does not see it
+    text = "class A(Base):\n    event def q(self, px: float) when px < self.limit:\n        pass\n" + sub
+    code = compile(compile_source(text, "prog.epy", "prog"), "prog.epy", "exec", dont_inherit=True)
+    with pytest.raises(TypeError, match=r"self\.limit, read by a guard, is a property of (Base|Sub)"):
+        exec(code, ns)
+
+
+def test_a_property_the_guard_reads_is_a_compile_error_at_the_read():
+    text = textwrap.dedent("""
+        class A:
+            def __init__(self):
+                self._limit = 1.0
+
+            @property
+            def limit(self):
+                return self._limit
+
+            event def q(self, px: float) when px < self.limit:
+                pass
+    """)
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "prog.epy", "prog")
+    e = info.value
+    assert (e.line, e.column) == (10, text.splitlines()[9].index("self.limit") + 1), e.render()
+    assert "reads self.limit, a property of A" in e.message and "read the field the property stores" in e.message
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle", "dict"])
+def test_a_copy_has_the_fields_not_the_subscriptions(how):
+    # a shallow copy shared the original's state: its stores moved the original's subscription
+    # (the original got events its own guard refused); a deep copy or a pickle raised on the locks
+    ns = load('''
+    class Probe:
+        local level: float = 1.0
+
+        def __init__(self, limit: float):
+            self.limit = limit
+            self.got = []
+
+        event def q(self, px: float) when px < self.limit and px > self.level:
+            self.got.append(px)
+
+        def rise(self, v):
+            self.level = v
+            release self.level
+
+        def seen(self):
+            return last self.level
+    ''', name="copied_prog")
+    sys.modules["copied_prog"] = type(sys)("copied_prog")  # pickle finds the class by its module
+    sys.modules["copied_prog"].__dict__.update(ns)
+    try:
+        a = ns["Probe"](5.0)
+        a.rise(2.0)
+        if how == "dict":
+            b = ns["Probe"].__new__(ns["Probe"])
+            b.__dict__.update(a.__dict__)
+        else:
+            b = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+                 "pickle": lambda o: pickle.loads(pickle.dumps(o))}[how](a)
+        b.limit = 100.0
+        b.rise(0.0)
+        assert (b.seen(), a.seen(), subscriptions_of(b)) == (0.0, 2.0, [])
+        eventpy.drain(5.0)
+        ns["Probe"].q(50.0)                     # neither a's guard (limit 5) nor b's subscription
+        ns["Probe"].q(1.0)                      # a's released level is 2.0
+        ns["Probe"].q(3.0)
+        eventpy.drain(5.0)
+        assert a.got == [3.0] and (b.got is a.got or b.got == [])
+        assert len(subscriptions_of(a)) == 1
+    finally:
+        del sys.modules["copied_prog"]
+
+
+def test_init_run_again_on_a_subscribed_object_does_not_subscribe_it_twice():
+    # a reset through self.__init__() and a singleton's __new__ ran the subscribing constructor
+    # on a live object: a second set of subscriptions, and every event delivered twice
+    ns = load('''
+    class Player:
+        def __init__(self, hp: int = 3):
+            self.hp = hp
+            self.got = []
+
+        def reset(self, hp):
+            self.__init__(hp)
+
+        event def hit(self, dmg: int) when self.hp > dmg:
+            self.got.append(dmg)
+
+    class Single(Player):
+        _made = None
+
+        def __new__(cls, *args):
+            if cls._made is None:
+                cls._made = super().__new__(cls)
+            return cls._made
+    ''')
+    p, s = ns["Player"](), ns["Single"](1)
+    p.reset(10)
+    assert ns["Single"](10) is s
+    eventpy.drain(5.0)
+    ns["Player"].hit(5)
+    eventpy.drain(5.0)
+    assert p.got == [5] and s.got == [5]
+    assert len(subscriptions_of(p)) == 1 and len(subscriptions_of(s)) == 2  # Single's type and Player's
+    p.close()
+    p.reset(10)                                  # closed, then made again: subscribed again
+    ns["Player"].hit(6)
+    eventpy.drain(5.0)
+    assert p.got == [6] and len(subscriptions_of(p)) == 1

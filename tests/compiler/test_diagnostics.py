@@ -66,6 +66,9 @@ def diag(text: str) -> CompileError:
     # CPython gives an error in an f-string's field a column in the field's own text: it was column 2
     ('self.limit = price', 'x = f"{f\'{last self.}\'}"', 7, "last self.}", "f-string: invalid syntax"),
     ('self.limit = price', 'x = f"{price} {price +}"', 7, "}\"", "f-string: invalid syntax"),
+    # a generator's body never runs when it is called: the deliveries did nothing, silently
+    ('self.limit = price', 'self.limit = yield price', 7, "yield", "an event method cannot be a generator"),
+    ('self.limit = price', 'if price:\n            yield from ()', 8, "yield from", "its body would never run"),
     ('price < self.limit', 'price < last self.limit', 6, "self.limit:",
      "`last` is not needed in a guard: a guard reads the released value of a `local` field already"),
 ])
@@ -188,6 +191,63 @@ def test_a_field_that_may_be_set_elsewhere_is_left_to_run_time(change):
     compile_source(text, "m.epy")  # no CompileError: the runtime checks it when an object is made
 
 
+def test_a_yield_in_a_function_inside_an_event_method_is_that_functions():
+    text = BASE + "        def gen():\n            yield price\n        self.got = list(gen())\n"
+    assert "def gen():" in compile_source(text, "m.epy")
+
+
+@pytest.mark.parametrize("name, field", [("LIMIT", "limit_value"), ("CAP", "cap")])
+def test_a_module_name_in_a_guard_says_to_keep_it_in_a_field(name, field):
+    # it said only that the name was neither a parameter nor a field, not what to do
+    text = f"import os\nfrom x import CAP\nLIMIT = 10.0\n" + BASE.replace("price < self.limit", f"price < {name}")
+    e = diag(text)
+    assert (e.line, e.column) == (9, text.splitlines()[8].index(name) + 1), e.render()
+    assert f"keep it in a field, `self.{field} = {name}` in __init__, and read self.{field}" in e.message
+
+
+@pytest.mark.parametrize("method, at, words", [
+    # a store past the field's descriptor: the field changed and the subscription never learnt
+    ("def __setattr__(self, name, value):\n        self.__dict__[name] = value", "self.__dict__[",
+     "may store a field a guard reads (limit), past the field"),
+    ("def set(self, v):\n        self.__dict__['limit'] = v", "self.__dict__[", "write self.limit = ..."),
+    ("def set(self, **kw):\n        vars(self).update(kw)", "vars(", "store each with setattr(self, name, value)"),
+    ("def set(self, v):\n        self.__dict__.update({'limit': v})", "self.__dict__", "this stores self.limit"),
+])
+def test_a_store_of_a_guard_field_into_the_objects_dict_is_a_compile_error(method, at, words):
+    text = BASE + "\n    " + method + "\n"
+    line = len(text.splitlines())
+    e = diag(text)
+    assert (e.line, e.column) == (line, text.splitlines()[line - 1].index(at) + 1), e.render()
+    assert words in e.message and "its subscription would not learn the new value" in e.message, e.render()
+
+
+def test_stores_into_the_objects_dict_that_reach_no_guard_field_compile():
+    methods = ("def __init__(self, **kw):\n        self.__dict__.update(kw)\n"   # before it subscribes
+               "    def other(self, v):\n        self.__dict__['name'] = v\n        vars(self).update(name=v)\n"
+               "        self.__dict__.setdefault('limit', 1.0)\n")
+    compile_source(BASE.replace("    def __init__(self, limit: float, name: str):", "    def make(self, limit, name):")
+                   + "\n    " + methods, "m.epy")
+
+
+@pytest.mark.parametrize("deco", ["staticmethod", "classmethod", "property", "functools.cached_property"])
+def test_a_decorator_that_makes_an_event_method_no_method_is_a_compile_error(deco):
+    # it was a TypeError when the class was made, saying to use functools.wraps
+    text = BASE.replace("    event def quote", f"    @{deco}\n    event def quote", 1)
+    e = diag(text)
+    assert (e.line, e.column) == (6, 6), e.render()
+    assert f"@{deco} cannot decorate an event method" in e.message and f"remove @{deco}" in e.message
+
+
+def test_del_of_a_guard_field_is_a_compile_error():
+    # it raised AttributeError when the line ran
+    text = BASE + "\n    def drop(self):\n        del self.name, self.limit\n"
+    e = diag(text)
+    assert (e.line, e.column) == (10, 24), e.render()
+    assert "self.limit is read by a guard and cannot be deleted" in e.message
+    # a plain class nested in it has a self of its own
+    compile_source(BASE + "\n    class Plain:\n        def drop(self):\n            del self.limit\n", "m.epy")
+
+
 def test_event_def_outside_a_class():
     e = diag("event def f(self, x: int):\n    pass\n")
     assert "directly inside a class body" in e.message and e.line == 1
@@ -278,6 +338,37 @@ def test_last_in_a_method_body_or_in_a_nested_header_reads_the_released_value():
     exec(compile(compile_source(LOCAL + "\n    " + methods, "m.epy", "m"), "m.epy", "exec"), ns)
     m = ns["M"].__new__(ns["M"])
     assert (m.nudge(), m.inner(), m.late()) == (0.0, 0.0, 0.0)
+
+
+def test_last_in_a_class_made_inside_a_method_reads_the_methods_self():
+    # Python resolves `self` in the nested class's body, its methods' bodies and headers to the
+    # enclosing method's object (they were refused: "no self there", "not declared local in Snap")
+    methods = ("def snap(self):\n"
+               "        class Snap:\n"
+               "            value = last self.probe\n"
+               "            def peek(s, by=last self.probe):\n"
+               "                return (by, last self.probe)\n"
+               "            release self.probe\n"
+               "        return Snap.value, Snap().peek()\n")
+    ns: dict = {"__name__": "m"}
+    exec(compile(compile_source(LOCAL + "\n    " + methods, "m.epy", "m"), "m.epy", "exec"), ns)
+    m = ns["M"].__new__(ns["M"])
+    m.probe = 4.0
+    assert m.snap() == (0.0, (0.0, 4.0))
+
+
+@pytest.mark.parametrize("method, words", [
+    # a method of the nested class that takes its own self reads that object: it must declare it
+    ("def snap(self):\n        class Snap:\n            def peek(self):\n                return last self.probe",
+     "probe is not declared `local` in class Snap"),
+    # a private name in the nested class is Snap's (Python mangles by the innermost class)
+    ("def snap(self):\n        class Snap:\n            v = last self.__probe",
+     "Python names self.__probe there _Snap__probe (by the innermost class), not M's field"),
+])
+def test_last_in_a_class_made_inside_a_method_that_reads_another_field(method, words):
+    e = diag(LOCAL.replace("local probe", "local __probe") + "\n    " + method + "\n"
+             if "__probe" in method else LOCAL + "\n    " + method + "\n")
+    assert words in e.message, e.render()
 
 
 def test_a_local_field_of_the_class_the_compiler_cannot_see_is_left_to_run_time():
