@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._boundary import callers_mistake
-from ._lang_fields import OWN_DEFAULTS, GuardField, _check_field, _frozen, _state, class_default, inheritors
+from ._lang_fields import OWN_DEFAULTS, GuardField, _check_field, _frozen, _state, class_default, inheritors, inherits
 from ._params import short as _short
 
 
@@ -69,7 +69,7 @@ def _new_default(cls: type, field: GuardField, value: Any) -> tuple[list[Any], s
     before = cls.__dict__.get(OWN_DEFAULTS)
     type.__setattr__(cls, OWN_DEFAULTS, {**(before or {}), name: value})
     followers = [obj for obj in list(inheritors)
-                 if isinstance(obj, cls) and name in _state(obj).inherited and class_default(type(obj), name)[0] is cls]
+                 if isinstance(obj, cls) and inherits(obj, _state(obj), name) and class_default(type(obj), name)[0] is cls]
     written = f"{cls.__qualname__}.{name} = {_short(value)}"
     if not field.local:
         try:

@@ -70,9 +70,10 @@ class _Instance:
         self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
         self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
         self.closed = False
-        # fields whose value came from a class and was never stored on the object: Python would
-        # read them from the class, so a store on the class reaches them (_lang_class)
-        self.inherited: set[str] = set()
+        # field -> the value the object got from its class and still holds (the very object: a
+        # write that went around the field, into __dict__, ends it): Python would read such a
+        # field from the class, so a store on the class reaches it (_lang_class)
+        self.inherited: dict[str, Any] = {}
 
     def __reduce__(self) -> tuple:
         # a deep copy or a pickle of the object: the copy has the released values, not the
@@ -161,6 +162,12 @@ NOTHING = object()
 inheritors: "weakref.WeakSet[Any]" = weakref.WeakSet()  # live objects holding a value of their class's
 
 
+def inherits(obj: Any, st: _Instance, field: str) -> bool:
+    """Whether the object still holds the value of `field` its class gave it."""
+    held = st.inherited.get(field, NOTHING)
+    return held is not NOTHING and obj.__dict__.get(field, NOTHING) is held
+
+
 def class_default(cls: type, field: str) -> tuple[type | None, Any]:
     """The class an object of `cls` reads `field` from while it has no value of its own, and the
     value, by Python's lookup along the MRO: a default of an event class (the field's descriptor
@@ -214,7 +221,9 @@ class GuardField:
                     raise  # from the line of the store (_boundary)
             obj.__dict__[self.name] = value
             if own:
-                st.inherited.discard(self.name)
+                st.inherited.pop(self.name, None)
+            else:
+                st.inherited[self.name] = value
             if self.local:
                 return  # the guard sees the released copy (Fig. 33)
             if lock._depth > 1:  # inside `assigning`: sent once, when the statement is done

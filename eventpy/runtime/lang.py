@@ -257,9 +257,9 @@ class EventObject(metaclass=EventClass):
             v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
             if v is NOTHING:
                 continue
-            obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
+            v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
             st = st or _state(obj)
-            st.inherited.add(f)
+            st.inherited[f] = v
             if f in cls.__eventpy_locals__:
                 st.released[f] = _frozen(v)
         if st is not None:

@@ -216,3 +216,18 @@ def test_a_set_field_and_a_local_field_stored_on_the_class():
     eventpy.drain(5.0)
     assert d.got == [("SAP", 20.0)] and e.got == [("IBM", 5.0), ("SAP", 20.0)]
     assert Desk.firms == {"IBM", "SAP"}  # the class's own set, untouched by d's discard
+
+
+def test_a_value_written_around_the_field_in_init_is_the_objects_own():
+    ns = load(WATCH.replace('''            self.got = []
+''', '''            self.got = []
+            if name == "own":
+                self.__dict__["limit"] = 99.0   # before the object subscribes: its own value
+''', 1))
+    Watch = ns["Watch"]
+    own, other = Watch("own"), Watch("other")
+    Watch.limit = 1.0
+    eventpy.drain(5.0)
+    assert (own.limit, other.limit) == (99.0, 1.0)
+    _quotes(Watch, 50.0)
+    assert own.got == [50.0] and other.got == []
