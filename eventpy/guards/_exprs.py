@@ -41,7 +41,9 @@ ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
 }
 COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+    # a NaN side makes `!=` fail as it makes every other comparison fail (README: a comparison that
+    # cannot be evaluated does not hold), as the interval form `x < v or x > v` of a plain `!=` does
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": lambda a, b: a == a and b == b and a != b,
     ">": operator.gt, ">=": operator.ge,
     "in": lambda x, s: x in s, "not in": lambda x, s: x not in s,
 }

@@ -39,6 +39,12 @@ CHANGE = st.tuples(st.floats(0.5, 5), st.sampled_from(["p0", "p1", "p2", "k", "o
 @example("((x < elapsed()) and (s == f)) or ((x != (elapsed() + (p1 - p1))))",
          {"p0": 0.0, "p1": math.inf, "p2": 0.0, "k": 0, "ttl": 0.0, "lim": 0.0, "on": False, "f": "a"},
          TOPOLOGIES[0], "parametric", "fastint", "attribute", 0, [], [], "clees")
+# found by a helper's run: the same NaN on the other side of an attribute expression (x + elapsed()),
+# which the brokers and the local filter evaluate as a tree: its `!=` held on NaN
+@example("((x < elapsed()) and (s == f) and (s == f) and (x < elapsed())) or "
+         "((x + elapsed() != ((-p1) + p1 * elapsed())) and (s == f))",
+         {"p0": 0.0, "p1": math.inf, "p2": 0.0, "k": 0, "ttl": 0.0, "lim": 0.0, "on": False, "f": "a"},
+         TOPOLOGIES[0], "parametric", "fastint", "attribute", 0, [], [], "ves")
 def test_random_evolving_guards_deliver_the_centralized_evaluation(guard, params, topology, mode, matcher,
                                                                    summary, seed, updates, remakes, engine):
     rng = random.Random(seed)
