@@ -30,6 +30,10 @@ def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_ra
     ({"replay": {"workload": "htm"}, "workload": {"roads": 2.5}}, "htm: roads must be an integer"),
     ({"replay": {"workload": "micro"}, "workload": {"update_rate": 5}}, "set by the grid: use \\[replay\\] update_rates"),
     ({"replay": {"workload": "at", "subscribers": [0]}}, "at: subscribers must be >= 1, not 0"),
+    # in range each, not together: an exchange without types failed in a Spark task (IndexError)
+    ({"replay": {"workload": "at"}, "workload": {"publishers": 6, "types": 5}},
+     "at: publishers \\(6\\) must be at most types \\(5\\)"),
+    ({"replay": {"workload": "at"}, "workload": {"types": 3}}, "at: publishers \\(5\\) must be at most types \\(3\\)"),
 ])
 def test_bad_configs_say_what_is_wrong(raw, message):
     with pytest.raises(ConfigError, match=message):
