@@ -103,3 +103,15 @@ def test_the_report_defines_every_column_and_the_rate_unit():
     assert "updates per second per subscriber" in text
     htm = parse({"replay": {"workload": "htm"}})
     assert "updates per second per edge broker" in "\n".join(columns_section(htm))
+
+
+def test_the_delay_over_seeds_is_the_mean_over_all_their_samples():
+    rows = [row(100, "parametric", seed=1, delay_ms=500.0, delay_samples=1),
+            row(100, "parametric", seed=2, delay_ms=50.0, delay_samples=99),
+            row(100, "resub", seed=1, delay_ms=math.nan, delay_samples=0),
+            row(100, "resub", seed=2, delay_ms=80.0, delay_samples=4)]
+    by_mode = {r["mode"]: r for r in averaged(rows)}
+    assert by_mode["parametric"]["delay_ms"] == (500.0 + 50.0 * 99) / 100  # 54.5, not (500 + 50) / 2
+    assert by_mode["resub"]["delay_ms"] == 80.0
+    none = averaged([row(100, "resub", seed=s, delay_ms=math.nan, delay_samples=0) for s in (1, 2)])
+    assert math.isnan(none[0]["delay_ms"])
