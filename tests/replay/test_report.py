@@ -115,3 +115,23 @@ def test_the_delay_over_seeds_is_the_mean_over_all_their_samples():
     assert by_mode["resub"]["delay_ms"] == 80.0
     none = averaged([row(100, "resub", seed=s, delay_ms=math.nan, delay_samples=0) for s in (1, 2)])
     assert math.isnan(none[0]["delay_ms"])
+
+
+def test_every_event_gets_through_only_when_none_was_missed():
+    rows = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", missed=120, wanted=200),
+            row(100, "resub", missed=130, wanted=200)]
+    _, text = report(config(), rows)
+    assert "every event" not in text
+    assert "events were missed: up to 130 (65% of those the ground truth wants; resub fastint at 100 updates/s)" in text
+    _, text = report(config(), [row(0, "parametric"), row(0, "resub"), row(100, "parametric"), row(100, "resub")])
+    assert "Below saturation every event the ground truth wants still gets through" in text
+
+
+def test_the_monitor_below_saturation_is_told_by_its_figures_not_a_fixed_claim():
+    c = config(monitors=[False, True])
+    rows = [row(100, "parametric", rum=False, throughput=10.0, delay_ms=80.0),
+            row(100, "parametric", rum=True, throughput=7.0, delay_ms=40.0)]
+    index = {(r["update_rate"], r["subscribers"], r["mode"], r["matcher"]): r for r in averaged(rows)}
+    text = "\n".join(explain_monitor(c, index))
+    assert "hardly move" not in text  # throughput fell by 30% here
+    assert "throughput -30% and an update delay of 40 ms against 80 ms" in text
