@@ -38,7 +38,8 @@ COLUMN_DOCS = {
     "mode": "parametric (UPD messages) or resub (UNSUB + SUB); +rum: with the runtime update monitor",
     "matcher": "the brokers' matching index (fastint, poset or naive)",
     "throughput": "useful events (delivered and wanted by the ground truth) per second per subscriber, over the time "
-                  "from the start of the replayed phase to the last delivery",
+                  "from the start of the replayed phase to the end of the trace or the last delivery, whichever "
+                  "is later",
     "latency_p50_ms / latency_p99_ms": "milliseconds (virtual time) from an event's publication to its delivery, "
                                        "median and 99th percentile over delivered events",
     "delay_ms": "update delay, milliseconds: from an update to the first delivered event that its new guard takes "
