@@ -260,7 +260,8 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
               "| matcher | ratio | this run | at updates/s | paper |", "|---|---|---|---|---|"]
     for r in ratios:
         what = f"{r['ratio']} of {r['upper']} / {r['lower']}"
-        lines.append(f"| {r['matcher']} | {what} | {fmt(r['ours'])}× | {fmt(r['at_rate'])} | "
+        ours = fmt(r["ours"]) + ("×" if not math.isnan(r["ours"]) else "")
+        lines.append(f"| {r['matcher']} | {what} | {ours} | {fmt(r['at_rate'])} | "
                      f"{fmt(r['paper'])}{'×' if r['paper'] else ''} |")
     lines += ["", "### Where this run differs from the paper, and why", ""]
     lines += explain(config, avg, ratios)
@@ -436,16 +437,19 @@ def _delay_samples(avg: list[dict], top: int, rate: float) -> list[str]:
     rows = [r for r in avg if r["subscribers"] == top and r["update_rate"] == rate and r.get("updates")]
     if not rows:  # every mode replays the same trace, so the same number of updates
         return []
-    updates = fmt(rows[0]["updates"])
+    # counts summed over the seeds (the averaged rows hold means: 5 updates said for seeds of 3 and 7)
+    seeds = rows[0].get("seeds", 1)
+    updates = fmt(round(_total(rows[0], "updates"))) + " updates" + (f" over {seeds} seeds" if seeds > 1 else "")
     counted = [r for r in rows if r["delay_samples"]]
     none = [f"{r['mode']} {r['matcher']}" for r in rows if not r["delay_samples"]]
     out = []
     if counted:
-        counts = " and ".join(f"{fmt(r['delay_samples'])} samples for {r['mode']} {r['matcher']}" for r in counted)
-        out.append(f"- At {rate:g} updates/s the delay is a mean over {counts}, out of {updates} updates.")
+        counts = " and ".join(f"{fmt(round(_total(r, 'delay_samples')))} samples for {r['mode']} {r['matcher']}"
+                              for r in counted)
+        out.append(f"- At {rate:g} updates/s the delay is a mean over {counts}, out of {updates}.")
     if none:
         out.append(f"- At {rate:g} updates/s there were no delay samples for {' and '.join(none)} (out of "
-                   f"{updates} updates), so the run has no delay figure for them.")
+                   f"{updates}), so the run has no delay figure for them.")
     out[-1] += (" An update yields a sample only if an event its new guard takes and its old one did not "
                 "reaches the subscriber before the subscription's next update (000 §8.1 (a)), so at high rates "
                 "the figure describes the updates followed by a pause, and both modes see the same pauses.")

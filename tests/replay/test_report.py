@@ -135,3 +135,19 @@ def test_the_monitor_below_saturation_is_told_by_its_figures_not_a_fixed_claim()
     text = "\n".join(explain_monitor(c, index))
     assert "hardly move" not in text  # throughput fell by 30% here
     assert "throughput -30% and an update delay of 40 ms against 80 ms" in text
+
+
+def test_delay_sample_and_update_counts_are_totals_over_seeds():
+    rows = [row(100, m, seed=s, updates=u, delay_samples=d) for m in ("parametric", "resub")
+            for s, u, d in ((1, 3, 1), (2, 7, 2))]
+    _, text = report(config(seeds=[1, 2]), rows)
+    assert ("At 100 updates/s the delay is a mean over 3 samples for parametric fastint and 3 samples for resub "
+            "fastint, out of 10 updates over 2 seeds.") in text
+
+
+def test_table_i_says_a_missing_ratio_as_a_dash(tmp_path):
+    from eventpy.replay.report import write_report
+    c = config(update_rates=[0])
+    rows = [dict(row(0, m), point=m, trace="t", workload="at") for m in ("parametric", "resub")]
+    text = write_report(c, rows, tmp_path, command="x", master="local", wall=0.0).read_text()
+    assert "—×" not in text and "| fastint | delay of resub / parametric | — | — | 4.05× |" in text
