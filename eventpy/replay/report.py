@@ -359,9 +359,10 @@ def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:
     out = _verdicts(config, ratios)
     busiest = max((r["utilization"] for r in avg if r["subscribers"] == top), default=float("nan"))
     out.append(f"- Busiest broker utilization in the update-rate sweep: {fmt(busiest)} (1 = always busy). "
-               + (f"Below saturation {_missed_at_top(avg, top)}, so throughput ratios stay near 1; the "
+               + ("Below saturation the brokers keep up with the events, so throughput ratios stay near 1; the "
                   "paper explains its throughput gaps by brokers that spend their time on updates and "
-                  "fall behind on events (000 §8.3, §8.12), which a broker this lightly loaded does not."
+                  "fall behind on events (000 §8.3, §8.12), which a broker this lightly loaded does not. "
+                  f"{_missed_at_top(avg, top)}"
                   if not math.isnan(busiest) and busiest < SATURATED else
                   "Brokers are near or past saturation, where re-subscriptions queue ahead of events: "
                   "that is where throughput and delay diverge."))
@@ -392,12 +393,12 @@ def _missed_at_top(avg: list[dict], top: int) -> str:
     worst = max((r for r in avg if r["subscribers"] == top), key=lambda r: (r["missed"], r["update_rate"]),
                 default=None)
     if worst is None or not worst["missed"]:
-        return "every event the ground truth wants still gets through"
+        return "Every event the ground truth wants got through."
     share = worst["missed"] / worst["wanted"] if worst.get("wanted") else float("nan")
-    return (f"the brokers keep up with the events, yet events were missed: up to {fmt(worst['missed'])} "
-            f"({share:.0%} of those the ground truth wants; {worst['mode']} {worst['matcher']} at "
-            f"{worst['update_rate']:g} updates/s), filtered by parameters that changed between publication and "
-            "delivery, or dropped by brokers that had not applied an update yet")
+    return (f"Events were missed all the same: up to {fmt(worst['missed'])} ({share:.0%} of those the ground "
+            f"truth wants; {worst['mode']} {worst['matcher']} at {worst['update_rate']:g} updates/s), filtered "
+            "by parameters that changed between publication and delivery, or dropped by brokers that had not "
+            "applied an update yet.")
 
 
 COUNT_NAMES = {"delay_samples": "delay samples", "useful": "useful events", "spurious": "spurious events"}
