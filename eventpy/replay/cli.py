@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -74,11 +75,16 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     try:  # before Spark starts: a run that cannot write its results is not started
         outdir.check(out)
         Path(out).mkdir(parents=True, exist_ok=True)
+        # a directory that exists but takes no files (read-only, /proc) passes mkdir; Spark found
+        # out only after the traces were generated, and error.log could not be written either
+        with tempfile.TemporaryFile(dir=out, prefix=".eventpy-write-check-"):
+            pass
     except outdir.OutDirError as exc:
         print(f"eventpy replay: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        why = "it is a file, not a directory" if Path(out).is_file() else exc.strerror or str(exc)
+        path = Path(out)
+        why = "it is not a directory" if path.exists() and not path.is_dir() else exc.strerror or str(exc)
         print(f"eventpy replay: cannot write results to {out}: {why}", file=sys.stderr)
         return 2
     started = time.perf_counter()

@@ -166,15 +166,16 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         raise ConfigError(f"{where}: workload must be one of {', '.join(WORKLOADS)}, not {workload!r}")
 
     def listed(key: str, default: list, kind: type, allowed: tuple | None = None) -> list:
+        # what the user may write, in the message: a wrong value is told with what would be right
+        what = ", ".join(allowed) if allowed else {int: "integers", float: "numbers", str: "names"}[kind]
         value = r.get(key, default)
         if not isinstance(value, list) or not value:
-            raise ConfigError(f"{where}: [replay] {key} must be a non-empty list")
+            raise ConfigError(f"{where}: [replay] {key} must be a non-empty list of {what}, not {value!r}")
         for v in value:
             if kind is float and isinstance(v, int) and not isinstance(v, bool):
                 continue
             if not isinstance(v, kind) or isinstance(v, bool) or (allowed and v not in allowed):
-                raise ConfigError(f"{where}: [replay] {key} has {v!r}"
-                                  + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+                raise ConfigError(f"{where}: [replay] {key} has {v!r}; allowed: {what}")
         _refuse_repeats(where, key, value)
         return value
 
@@ -201,8 +202,11 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
             check_settings(workload, {"subscribers": n})
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    title = r.get("name", name)
+    if not isinstance(title, str) or not title.strip():
+        raise ConfigError(f"{where}: [replay] name must be a non-empty string, not {title!r}")
     return Config(
-        name=str(r.get("name", name)),
+        name=title,
         workload=workload,
         seeds=seeds,
         modes=listed("modes", list(MODES), str, MODES),

@@ -30,6 +30,10 @@ def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_ra
     ({"replay": {"workload": "htm"}, "workload": {"roads": 2.5}}, "htm: roads must be an integer"),
     ({"replay": {"workload": "micro"}, "workload": {"update_rate": 5}}, "set by the grid: use \\[replay\\] update_rates"),
     ({"replay": {"workload": "at", "subscribers": [0]}}, "at: subscribers must be >= 1, not 0"),
+    # in range each, not together: an exchange without types failed in a Spark task (IndexError)
+    ({"replay": {"workload": "at"}, "workload": {"publishers": 6, "types": 5}},
+     "at: publishers \\(6\\) must be at most types \\(5\\)"),
+    ({"replay": {"workload": "at"}, "workload": {"types": 3}}, "at: publishers \\(5\\) must be at most types \\(3\\)"),
 ])
 def test_bad_configs_say_what_is_wrong(raw, message):
     with pytest.raises(ConfigError, match=message):
@@ -111,3 +115,18 @@ def test_toml_inf_and_a_directory_are_refused_when_read(tmp_path):
         load(inf)
     with pytest.raises(ConfigError, match=f"^{tmp_path}: is a directory; give a replay TOML file$"):
         load(tmp_path)
+
+
+@pytest.mark.parametrize("replay,message", [
+    # a wrong value says what would be right, not only what is wrong
+    ({"seeds": ["1"]}, "\\[replay\\] seeds has '1'; allowed: integers$"),
+    ({"subscribers": [3.5]}, "\\[replay\\] subscribers has 3.5; allowed: integers$"),
+    ({"update_rates": [[0]]}, "\\[replay\\] update_rates has \\[0\\]; allowed: numbers$"),
+    ({"update_rates": "10"}, "\\[replay\\] update_rates must be a non-empty list of numbers, not '10'$"),
+    ({"modes": []}, "\\[replay\\] modes must be a non-empty list of parametric, resub, not \\[\\]$"),
+    ({"matchers": [True]}, "\\[replay\\] matchers has True; allowed: naive, poset, fastint$"),
+    ({"name": 5}, "\\[replay\\] name must be a non-empty string, not 5$"),
+])
+def test_a_value_of_the_wrong_type_is_told_with_what_is_allowed(replay, message):
+    with pytest.raises(ConfigError, match=message):
+        parse({"replay": {"workload": "micro", **replay}})

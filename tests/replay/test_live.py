@@ -80,3 +80,9 @@ def test_driver_metrics_on_a_tiny_run():
     assert m["delay_samples"] == 2 and m["delay_ms"] > 0
     assert m["bytes_to_subscribers"] > 0 and m["sub_messages"] == 0
     assert m["throughput"] > 0
+
+
+def test_live_latency_percentiles_are_nearest_rank():
+    from eventpy.replay.live.driver import _pct
+    ms = [x / 1000 for x in range(1, 101)]  # 1..100 ms
+    assert (_pct(ms, 0.5), _pct(ms, 0.99)) == (50.0, 99.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from eventpy.replay import outdir
@@ -64,3 +66,22 @@ def test_the_grid_clears_through_the_same_check(tmp_path):
     with pytest.raises(outdir.OutDirError):
         run_grid(None, parse({"replay": {"workload": "micro"}}), tmp_path)  # refused before Spark is used
     assert (tmp_path / "truth" / "NOTES.txt").read_text() == "mine"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (a directory no one can write, root too)")
+def test_an_existing_directory_that_takes_no_files_is_refused_before_spark_starts(tmp_path, capsys, monkeypatch):
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark must not start")
+    monkeypatch.setattr("eventpy.replay.spark.session", no_spark)
+    config = tmp_path / "tiny.toml"
+    config.write_text('[replay]\nworkload = "micro"\nupdate_rates = [0]\nsubscribers = [3]\nservice = "model"\n')
+    assert replay(str(config), "/proc/self", quiet=True) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("eventpy replay: cannot write results to /proc/self: ") and err.count("\n") == 1
+
+
+def test_an_out_that_is_no_directory_says_so(tmp_path, capsys):
+    config = tmp_path / "tiny.toml"
+    config.write_text('[replay]\nworkload = "micro"\nupdate_rates = [0]\nsubscribers = [3]\nservice = "model"\n')
+    assert replay(str(config), "/dev/null", quiet=True) == 2
+    assert capsys.readouterr().err == "eventpy replay: cannot write results to /dev/null: it is not a directory\n"

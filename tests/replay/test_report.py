@@ -103,3 +103,52 @@ def test_the_report_defines_every_column_and_the_rate_unit():
     assert "updates per second per subscriber" in text
     htm = parse({"replay": {"workload": "htm"}})
     assert "updates per second per edge broker" in "\n".join(columns_section(htm))
+
+
+def test_the_delay_over_seeds_is_the_mean_over_all_their_samples():
+    rows = [row(100, "parametric", seed=1, delay_ms=500.0, delay_samples=1),
+            row(100, "parametric", seed=2, delay_ms=50.0, delay_samples=99),
+            row(100, "resub", seed=1, delay_ms=math.nan, delay_samples=0),
+            row(100, "resub", seed=2, delay_ms=80.0, delay_samples=4)]
+    by_mode = {r["mode"]: r for r in averaged(rows)}
+    assert by_mode["parametric"]["delay_ms"] == (500.0 + 50.0 * 99) / 100  # 54.5, not (500 + 50) / 2
+    assert by_mode["resub"]["delay_ms"] == 80.0
+    none = averaged([row(100, "resub", seed=s, delay_ms=math.nan, delay_samples=0) for s in (1, 2)])
+    assert math.isnan(none[0]["delay_ms"])
+
+
+def test_every_event_gets_through_only_when_none_was_missed():
+    rows = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", missed=120, wanted=200),
+            row(100, "resub", missed=130, wanted=200)]
+    _, text = report(config(), rows)
+    assert "very event" not in text
+    assert ("Events were missed all the same: up to 130 (65% of those the ground truth wants; resub fastint at 100 "
+            "updates/s)") in text
+    _, text = report(config(), [row(0, "parametric"), row(0, "resub"), row(100, "parametric"), row(100, "resub")])
+    assert "Every event the ground truth wants got through." in text
+
+
+def test_the_monitor_below_saturation_is_told_by_its_figures_not_a_fixed_claim():
+    c = config(monitors=[False, True])
+    rows = [row(100, "parametric", rum=False, throughput=10.0, delay_ms=80.0),
+            row(100, "parametric", rum=True, throughput=7.0, delay_ms=40.0)]
+    index = {(r["update_rate"], r["subscribers"], r["mode"], r["matcher"]): r for r in averaged(rows)}
+    text = "\n".join(explain_monitor(c, index))
+    assert "hardly move" not in text  # throughput fell by 30% here
+    assert "throughput -30% and an update delay of 40 ms against 80 ms" in text
+
+
+def test_delay_sample_and_update_counts_are_totals_over_seeds():
+    rows = [row(100, m, seed=s, updates=u, delay_samples=d) for m in ("parametric", "resub")
+            for s, u, d in ((1, 3, 1), (2, 7, 2))]
+    _, text = report(config(seeds=[1, 2]), rows)
+    assert ("At 100 updates/s the delay is a mean over 3 samples for parametric fastint and 3 samples for resub "
+            "fastint, out of 10 updates over 2 seeds.") in text
+
+
+def test_table_i_says_a_missing_ratio_as_a_dash(tmp_path):
+    from eventpy.replay.report import write_report
+    c = config(update_rates=[0])
+    rows = [dict(row(0, m), point=m, trace="t", workload="at") for m in ("parametric", "resub")]
+    text = write_report(c, rows, tmp_path, command="x", master="local", wall=0.0).read_text()
+    assert "—×" not in text and "| fastint | delay of resub / parametric | — | — | 4.05× |" in text

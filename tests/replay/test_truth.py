@@ -94,3 +94,14 @@ def test_the_share_of_broker_time_spent_on_subscription_changes():
             share[rate, mode] = result.metrics["sub_share"]
     assert share[0, "parametric"] == share[0, "resub"] == 0.0
     assert 0.0 < share[50, "parametric"] < share[50, "resub"]
+
+
+def test_the_span_of_a_run_is_at_least_the_trace_even_when_deliveries_stop_early():
+    # the last event s0 wants is published at 0.7 s of a 1 s trace: its throughput is over 1 s, not 0.7
+    trace = hand_trace()
+    trace.updates = []
+    result = run_trace(trace, "parametric", memory=False, link_delay=0.001)
+    assert result.metrics["span_s"] == pytest.approx(trace.duration)
+    nothing = hand_trace()
+    nothing.events = []
+    assert run_trace(nothing, "parametric", memory=False).metrics["span_s"] == pytest.approx(nothing.duration)

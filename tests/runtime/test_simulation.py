@@ -155,3 +155,20 @@ def test_a_publish_the_schema_refuses_is_raised_from_the_callers_line():
     with pytest.raises(TypeError, match="attribute 'price' must be float") as info:
         pub.publish(Q, firm="IBM", price="x", vol=1, hot=False)
     assert traceback.extract_tb(info.value.__traceback__)[-1].filename == __file__
+
+
+@pytest.mark.parametrize("n, p50, p99", [(100, 50, 99), (200, 100, 198), (101, 51, 100), (1, 1, 1)])
+def test_latency_percentiles_are_nearest_rank(n, p50, p99):
+    # latencies 1..n: the p99 of 100 is the 99th, not the largest (int(n * 0.99) was one rank high)
+    sim = Simulation(line(1))
+    client = sim.client("c", "b0")
+    client.latencies.extend(float(x) for x in range(n, 0, -1))
+    m = sim.metrics()
+    assert (m["latency_p50"], m["latency_p99"]) == (p50, p99)
+
+
+def test_latency_percentiles_of_no_deliveries_are_nan():
+    sim = Simulation(line(1))
+    sim.client("c", "b0")
+    m = sim.metrics()
+    assert math.isnan(m["latency_p50"]) and math.isnan(m["latency_p99"])

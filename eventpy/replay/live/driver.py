@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...runtime.transports.inproc import nearest_rank
 from ..trace import OPS, Subscription, Trace
 from ..truth import ground_truth
 from .engine import Engine
@@ -229,6 +230,4 @@ def _delays(delivered: list, updates: dict, guards: dict, values: dict, publishe
 
 
 def _pct(sorted_values: list[float], q: float) -> float:
-    if not sorted_values:
-        return math.nan
-    return 1e3 * sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * q))]
+    return 1e3 * nearest_rank(sorted_values, q)

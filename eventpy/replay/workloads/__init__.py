@@ -20,11 +20,15 @@ WORKLOADS: dict[str, Callable[[int, dict[str, Any]], Trace]] = {
 # the settings each generator takes, with their types and ranges
 SETTINGS: dict[str, dict[str, tuple]] = {"micro": _micro.SETTINGS, "overlay-micro": _micro.SETTINGS,
                                          "htm": _htm.SETTINGS, "at": _at.SETTINGS}
+# checks across settings, run after each setting is checked on its own
+RELATIONS: dict[str, Callable[[dict[str, Any]], None]] = {"at": _at.check_relations}
 
 
 def check_settings(name: str, settings: dict[str, Any]) -> None:
     """ValueError naming a setting the workload does not take, or a value it cannot use."""
     check(name, SETTINGS[name], settings)
+    if name in RELATIONS:
+        RELATIONS[name](settings)
 
 
 def generate(name: str, seed: int, settings: dict[str, Any] | None = None) -> Trace:

@@ -34,10 +34,22 @@ SETTINGS = {"subscribers": COUNT, "publishers": COUNT, "types": COUNT, "types_pe
             "duration": POSITIVE}
 
 
+PUBLISHERS, TYPES = 5, 200  # the defaults
+
+
+def check_relations(s: dict[str, Any]) -> None:
+    """Settings that are each in range but not together: exchange p publishes types p, p + n, ...,
+    so an exchange beyond the last type would have none (and failed in a Spark task)."""
+    pubs, types = s.get("publishers", PUBLISHERS), s.get("types", TYPES)
+    if pubs > types:
+        raise ValueError(f"at: publishers ({pubs}) must be at most types ({types}): each exchange publishes "
+                         "types of its own")
+
+
 def at(seed: int, s: dict[str, Any]) -> Trace:
     n_subs = option(s, "subscribers", 150, int)
-    n_pubs = option(s, "publishers", 5, int)
-    n_types = option(s, "types", 200, int)
+    n_pubs = option(s, "publishers", PUBLISHERS, int)
+    n_types = option(s, "types", TYPES, int)
     per_sub = option(s, "types_per_subscriber", 5, int)
     rate = option(s, "update_rate", 0.0)  # per subscriber
     hf_share = option(s, "hf_share", 0.0)
