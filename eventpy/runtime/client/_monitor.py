@@ -133,6 +133,15 @@ def approximate(times: list[float], values: list[Interval], now: float, window: 
     # fifth of the heap that every full garbage collection of an application walks
     from scipy.interpolate import CubicSpline
 
+    # Near the float limits (1e300) the fit's arithmetic overflows to inf or nan, which the checks
+    # below turn into "no prediction"; numpy's warnings would reach the program's stderr, or raise
+    # out of `update` where warnings are errors.
+    with np.errstate(all="ignore"):
+        return _approximate(CubicSpline, times, values, now, window, is_int)
+
+
+def _approximate(CubicSpline: Any, times: list[float], values: list[Interval], now: float, window: float,
+                 is_int: bool) -> Interval:
     exact = values[-1]
     t = np.asarray(times, dtype=float)
     keep = np.append(np.diff(t) > 0, True)  # CubicSpline needs increasing times: last value wins
@@ -154,6 +163,8 @@ def approximate(times: list[float], values: list[Interval], now: float, window: 
         if len(turns) >= 2 and np.count_nonzero(steps[1:] != steps[:-1]) >= 2:  # oscillating (line 48)
             sampled = np.concatenate([y, spline(turns)])
             target = float(sampled.min()) if end == 0 else float(sampled.max())
+            if not math.isfinite(target):  # the fit overflowed: no reading of the extremes
+                continue
         else:  # monotone: extrapolate δ ahead (line 67)
             target = _extrapolate(spline, t, y, now + window, window)
             if target is None:
