@@ -60,3 +60,23 @@ def test_a_bad_rum_argument_is_a_clear_error():
     node = eventpy.connect()
     with pytest.raises(ValueError, match="window"):
         node.subscribe(Quote, "price < limit", params={"limit": 1.0}, rum={"window": -1})
+
+
+def test_the_exact_subscription_is_back_once_the_rate_falls_below_freq_approx():
+    # The node's timer is set for the moment the count of changes within the window falls below
+    # freq_approx (at least min_history changes, 4, within the 0.5 s window), so the
+    # exact limit is back then, not up to a window later.
+    node = eventpy.connect()
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0}, rum={"window": 0.5})
+    sent = []
+    for i in range(30):
+        sub.update(limit=10.0 + 5.0 * (i % 2))  # oscillating 100 times a second
+        sent.append(time.time())  # the node's clock
+        time.sleep(0.01)
+    assert node.stats()["rum_suppressed"] > 0
+    fell = sent[-4] + 0.5  # fewer than 4 changes within the window from here on
+    while sub._state.wire != sub._state.values and time.time() < fell + 2.0:
+        time.sleep(0.005)
+    back = time.time()
+    assert sub._state.wire == sub._state.values
+    assert back < fell + 0.1, back - fell

@@ -104,11 +104,7 @@ class SubscriptionMonitor:
         cfg = self.config
         track.times.append(now)
         track.values.append(exact)
-        while track.times and track.times[0] < now - cfg.window:
-            track.times.popleft()
-            track.values.popleft()
-        freq = len(track.times) / cfg.window
-        if freq < cfg.freq_approx or len(track.times) < cfg.min_history:
+        if not self._high(track, now):  # Fig. 10 lines 26 and 28
             track.approx = None  # back to exact updates (Fig. 10 lines 37-44)
             return exact
         if track.approx is not None and now - track.since < cfg.window and track.approx.covers(exact):
@@ -116,6 +112,56 @@ class SubscriptionMonitor:
         track.approx = approximate(list(track.times), list(track.values), now, cfg.window, track.is_int)
         track.since = now
         return track.approx
+
+    def _high(self, track: _Track, now: float) -> bool:
+        """freq[x] >= freq_approx with a history long enough to fit (Fig. 10 lines 26, 28): the
+        changes within the window δ before `now`, counted (the older ones are dropped, line 45)."""
+        cfg = self.config
+        while track.times and track.times[0] < now - cfg.window:
+            track.times.popleft()
+            track.values.popleft()
+        return len(track.times) >= self._enough
+
+    @property
+    def _enough(self) -> int:
+        """The fewest changes within a window that make the rate high enough to approximate."""
+        cfg = self.config
+        n = max(cfg.min_history, math.ceil(cfg.freq_approx * cfg.window))
+        while n > cfg.min_history and (n - 1) / cfg.window >= cfg.freq_approx:
+            n -= 1  # (the float product may round up past the exact count)
+        while n / cfg.window < cfg.freq_approx:
+            n += 1
+        return n
+
+    def settle(self, now: float) -> list[int]:
+        """The variables whose approximation ends at `now` because their rate has fallen below
+        freq_approx (Fig. 10 line 37, asked by a timer as well as by a change): the paper only
+        reinstates on the next change, so a parameter that stops changing would keep its
+        over-approximation for ever. A stale approximation (older than δ) whose rate is still high
+        stays: it covers every change so far, and the next change replaces it (line 33); ending
+        it then would send the exact value and an approximation again at the next change."""
+        ended = []
+        for var, track in self.tracks.items():
+            if track.approx is not None and not self._high(track, now):
+                track.approx = None
+                ended.append(var)
+        return ended
+
+    def due(self) -> float | None:
+        """When, without another change, the first approximation in force can end (`settle`):
+        the moment enough of its changes have left the window; None if none is in force."""
+        window, enough, due = self.config.window, self._enough, None
+        for track in self.tracks.values():
+            if track.approx is None:
+                continue
+            if len(track.times) < enough:
+                return -math.inf  # already due
+            oldest = track.times[len(track.times) - enough]  # leaving the window drops the rate
+            t = oldest + window
+            while not oldest < t - window:  # the eviction test of `_high`, in floats
+                t = math.nextafter(t, math.inf)
+            due = t if due is None else min(due, t)
+        return due
 
     def approximating(self) -> bool:
         return any(track.approx is not None for track in self.tracks.values())

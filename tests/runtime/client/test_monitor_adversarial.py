@@ -152,3 +152,89 @@ def test_no_event_the_exact_guard_wants_is_missed_at_any_instant(guard, trace, w
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # huge magnitudes overflow inside the fit: no warning may escape
         replay(guard, trace, UpdateMonitor(window=window))
+
+
+def _window_count(times: list[float], now: float, window: float) -> int:
+    return sum(1 for t in times if now - window <= t <= now)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rate=st.floats(8.0, 60.0), seconds=st.floats(2.0, 6.0), phase=st.floats(0.0, 0.05),
+       guard=st.sampled_from(["below", "equal", "both_ends", "generated"]))
+def test_a_steady_high_rate_keeps_the_approximation_and_the_calm_brings_the_exact_one_back(rate, seconds, phase,
+                                                                                        guard):
+    # An oscillation at a steady rate well above freq_approx, then silence; a settle timer runs
+    # every 10 ms from any phase. While freq_approx is exceeded over the window the monitor must
+    # not drop to exact between two changes (each drop costs the exact value and, at the next
+    # change, an approximation again); once the count falls below it, the exact subscription is
+    # back at the next tick.
+    cfg = UpdateMonitor(window=1.0)
+    n = int(rate * seconds)
+    trace = [(phase + i / rate, 50.0 * math.sin(i * 1.3)) for i in range(n)]
+    text, start, oracle = GUARDS[guard]
+    clock = Clock()
+    core = ClientCore("c", clock=clock)
+    plan = compile_guard(text, Q, {k: type(v) for k, v in start.items()})
+    state = core.subscribe(Q, plan, dict(start), on_event=None, rum=cfg)
+    times = [t for t, _ in trace]
+    enough = max(cfg.min_history, math.ceil(cfg.freq_approx * cfg.window))
+    fell = times[-enough] + cfg.window  # from here on fewer than freq_approx changes a second
+    k, i, entered, back = 0, 0, None, None
+    while True:
+        now = k * 0.01
+        k += 1
+        while i < n and times[i] <= now:
+            clock.now = times[i]
+            core.update(state, _params_at(start, trace[i][1]))
+            i += 1
+        clock.now = now
+        core.settle(state)
+        on = core.approximating(state)
+        if on and entered is None:
+            entered = now
+        if entered is not None and not on and back is None:
+            back = now
+            assert now > fell - 1e-9, f"dropped to exact at {now:.2f} while the rate was high until {fell:.2f}"
+        if back is not None and on:
+            raise AssertionError(f"approximating again at {now:.2f} after the calm at {back:.2f}")
+        if now > fell + 0.011:
+            break
+    assert entered is not None and back is not None and back <= fell + 0.011
+    assert state.wire == state.values
+
+
+@settings(max_examples=30, deadline=None)
+@given(guard=st.sampled_from(["below", "at_least", "equal", "both_ends", "two_params", "int_equal"]),
+       kind=st.sampled_from(["rise", "fall", "drifting_wave"]),
+       rate=st.sampled_from([10.0, 30.0, 100.0]), scale=st.sampled_from([1e-6, 1.0, 1e9]),
+       data=st.data())
+def test_above_freq_approx_fewer_subscription_messages_go_out(guard, kind, rate, scale, data):
+    if guard == "int_equal":
+        scale = max(scale, 100.0)  # an int parameter must change at (nearly) every step
+    trace = _segment(kind, int(rate * 4), rate, scale, 0.0, 0.0, data.draw)  # 4 s above the threshold
+    exact, _, _ = replay(guard, trace, None, check=False)
+    approx, _, _ = replay(guard, trace, UpdateMonitor(), check=False)
+    assert approx < exact, (approx, exact)
+
+
+def test_in_the_simulator_the_timer_brings_the_exact_subscription_back_when_the_rate_falls():
+    # The simulator's settle timer runs on its virtual clock: at the moment the count of changes
+    # within the window falls below freq_approx, not a whole window after some earlier check.
+    from eventpy.runtime.overlay import line
+    from eventpy.runtime.transports.inproc import Simulation
+
+    sim = Simulation(line(2), link_delay=0.001)
+    sub = sim.client("sub", "b1").subscribe(Q, "price < x", {"x": 0.0}, rum={"window": 1.0})
+    sim.run()
+    times = [1.0 + i / 20 for i in range(60)]  # 20 changes a second for 3 s
+    for i, t in enumerate(times):
+        sim.at(t, lambda i=i: sub.update(x=50.0 * math.sin(i * 1.3)))
+    seen = []
+    for k in range(600):
+        sim.at(k * 0.01, lambda: seen.append((sim.now, sub.client.core.approximating(sub.state))))
+    sim.run()
+    fell = times[-4] + 1.0  # fewer than 4 changes within the window from here on
+    modes = [on for t, on in seen if times[4] <= t <= fell - 0.01]
+    assert modes and all(modes)  # no drop to exact while the rate is high
+    assert not any(on for t, on in seen if t >= fell + 0.01)
+    assert sub.state.wire == sub.state.values
