@@ -238,3 +238,30 @@ def test_in_the_simulator_the_timer_brings_the_exact_subscription_back_when_the_
     assert modes and all(modes)  # no drop to exact while the rate is high
     assert not any(on for t, on in seen if t >= fell + 0.01)
     assert sub.state.wire == sub.state.values
+
+
+def test_in_the_simulator_an_ack_of_a_swallowed_update_comes_back_and_covers_the_exact_guard():
+    from eventpy.runtime.overlay import line
+    from eventpy.runtime.transports.inproc import Simulation
+
+    sim = Simulation(line(3), link_delay=0.01)
+    pub = sim.client("pub", "b0")
+    pub.advertise(Q)
+    client = sim.client("sub", "b2")
+    got = []
+    sub = client.subscribe(Q, "price < x", {"x": 10.0}, on_event=lambda e: got.append(e.price), rum=True)
+    sim.run()
+    for i in range(20):
+        sim.at(1.0 + i * 0.02, lambda i=i: sub.update(x=10.0 + (i % 2)))
+    sim.run(until=1.45)
+    assert client.core.approximating(sub.state)
+    before = client.core.stats["rum_suppressed"]
+    sub.update(x=10.5)  # inside the approximation: swallowed
+    assert client.core.stats["rum_suppressed"] == before + 1
+    token = client.request_ack(budget=1.0)
+    sim.run(until=1.6)
+    assert client.core.acked.get(token) == ""  # every broker answered
+    for price in (10.2, 10.7, 11.5):
+        pub.publish(Q, firm="X", price=price, volume=1)
+    sim.run()
+    assert got == [10.2]
