@@ -24,6 +24,25 @@ the exact one at every instant, except for the propagation delay every update ha
 filter keeps delivery strict. When the rate falls below the threshold the exact value goes out
 again (lines 37-45). In this model an equality widened to an interval is still the same
 variable, so reinstating it is one UPD, not the SUB and UNSUB of lines 38-40.
+
+Choices where this differs from the pseudo-code:
+- freq[x] (line 26) counts changes of x within the window, the current one included; the prose
+  of §6.2 counts UPDs issued, which the approximation itself would lower, so the monitor would
+  leave approximation mode because it works. A count over a sliding window flaps at rates near
+  freq_approx (a Poisson stream at 5/s has fewer than 4 changes in a second about a quarter of the
+  time); each flap costs at most the reinstating UPD and one approximation, as line 37 implies.
+- hist[x] (lines 27, 45) keeps the new values v' of the last δ, not the old ones v up to a count:
+  §6.3 fits "the values observed over [t-δ, t]", and the fit then includes the current value.
+- Φorig, Φprev (lines 18-19, 30-31, 34) are not kept: each approximation is computed from the
+  history and widened to include the exact value (`SubscriptionState.values`), which is Φorig.
+- vars[x] (lines 24, 40, 50, 56-57, 69-79): no fresh variables. A constraint variable is an
+  interval, so widening `==` (lines 49-53, 78-87) or moving both ends (lines 54-57) is one UPD of
+  that variable.
+- line 33: within δ of the last approximation the paper sends nothing; here a change the
+  approximation does not cover makes a new one at once (else the broker would miss events).
+- lines 37-44 run at a change only; a parameter that stops changing would keep its approximation
+  for ever. `settle` (a timer at `due`) also ends it, at the moment the rate over the window falls
+  below freq_approx, and only then: an approximation older than δ whose rate is still high stays.
 """
 
 from __future__ import annotations
