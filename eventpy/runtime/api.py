@@ -159,6 +159,7 @@ class Node:
         self._max_text = None if self._max_frame is None else (self._max_frame - HEADROOM) // 4 - 5
         self._monitored: dict[int, Any] = {}  # states that may hold an approximation
         self._settler: threading.Timer | None = None
+        self._settler_due = 0.0  # when it fires, on the core's clock
 
     @property
     def mode(self) -> str:
@@ -231,18 +232,29 @@ class Node:
 
     def _settle_later(self, state: Any) -> None:
         """Reinstate exact values once a monitored subscription calms down (000 Fig. 10 lines
-        37-44): one timer per node, re-armed while some subscription still holds an
-        approximation."""
+        37-44): one timer per node, set for the earliest moment some subscription's update rate
+        can fall below freq_approx (`ClientCore.settle_due`) and set again while one still holds
+        an approximation."""
         with self._local.lock:
-            self._monitored[id(state)] = state
-            if self._settler is not None or self._local.closed:
+            if self._local.closed:
                 return
-            timer = self._settler = threading.Timer(state.monitor.config.window, self._settle)
+            self._monitored[id(state)] = state
+            due = self._local.core.settle_due(state)
+            if due is None or (self._settler is not None and self._settler_due <= due):
+                return
+            if self._settler is not None:
+                self._settler.cancel()  # set for later than this one
+            delay = max(0.0, due - self._local.core.clock())
+            timer = self._settler = threading.Timer(delay, self._settle)
+            timer.args = (timer,)
             timer.daemon = True
+            self._settler_due = due
         timer.start()  # outside the lock (docs/concurrency.md)
 
-    def _settle(self) -> None:
+    def _settle(self, timer: threading.Timer) -> None:
         with self._local.lock:
+            if self._settler is not timer:  # cancelled for an earlier one as it fired
+                return
             self._settler = None
             states = list(self._monitored.values())
             self._monitored.clear()

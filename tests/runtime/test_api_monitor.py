@@ -60,3 +60,52 @@ def test_a_bad_rum_argument_is_a_clear_error():
     node = eventpy.connect()
     with pytest.raises(ValueError, match="window"):
         node.subscribe(Quote, "price < limit", params={"limit": 1.0}, rum={"window": -1})
+
+
+def test_the_exact_subscription_is_back_once_the_rate_falls_below_freq_approx():
+    # The node's timer is set for the moment the count of changes within the window falls below
+    # freq_approx (at least min_history changes, 4, within the 0.5 s window), so the
+    # exact limit is back then, not up to a window later.
+    node = eventpy.connect()
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0}, rum={"window": 0.5})
+    sent = []
+    for i in range(30):
+        sub.update(limit=10.0 + 5.0 * (i % 2))  # oscillating 100 times a second
+        sent.append(time.time())  # the node's clock
+        time.sleep(0.01)
+    assert node.stats()["rum_suppressed"] > 0
+    fell = sent[-4] + 0.5  # fewer than 4 changes within the window from here on
+    while sub._state.wire != sub._state.values and time.time() < fell + 2.0:
+        time.sleep(0.005)
+    back = time.time()
+    assert sub._state.wire == sub._state.values
+    assert back < fell + 0.1, back - fell
+
+
+def test_confirm_with_the_monitor_swallowing_updates_and_after_close():
+    # 000 §9.3 with the monitor: an update the approximation already covers sends nothing, and
+    # confirm then vouches for what the brokers hold, which covers the exact guard; delivery stays
+    # strict. After the node's close there is nothing to confirm.
+    node = eventpy.connect(rum={"window": 2.0})
+    pub = eventpy.connect()
+    pub.advertise(Quote)
+    got = []
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 10.0}, on_event=lambda e: got.append(e.price))
+    sub.confirm(timeout=5.0)
+    for i in range(20):
+        sub.update(limit=10.0 + (i % 2))  # oscillating far above freq_approx
+    sub.confirm(timeout=5.0)  # while the approximation is in force
+    assert node._local.core.approximating(sub._state)
+    swallowed = node.stats()["rum_suppressed"]
+    sub.update(limit=10.5)  # inside the approximation: nothing to send
+    assert node.stats()["rum_suppressed"] == swallowed + 1
+    sub.confirm(timeout=5.0)
+    for price in (10.2, 10.7, 11.5):
+        pub.publish(Quote, firm="X", price=price)
+    eventpy.drain(timeout=5.0)
+    assert got == [10.2]  # the exact limit is 10.5 whatever the broker holds
+    sub.close()
+    sub.confirm(timeout=5.0)  # the UNSUB is in force
+    node.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        eventpy.confirm(sub, timeout=1.0)

@@ -200,17 +200,13 @@ class ClientCore:
             pending.changes[var] = (value, state.seqs[var])
 
     def settle(self, state: SubscriptionState) -> bool:
-        """Once the updates of a monitored subscription have calmed down (no new approximation
-        for a window), tell the broker the exact values again (Fig. 10 lines 37-44). True if
-        that sent something."""
+        """Once the update rate of a monitored variable has fallen below freq_approx over the
+        window, tell the broker its exact value again (Fig. 10 lines 37-44). True if that sent
+        something."""
         if state.closed or state.monitor is None:
             return False
-        now = self.clock()
-        stale = [var for var, track in state.monitor.tracks.items()
-                 if track.approx is not None and now - track.since >= state.monitor.config.window]
         changed = []
-        for var in stale:
-            state.monitor.tracks[var].approx = None
+        for var in state.monitor.settle(self.clock()):
             if state.wire[var] != state.values[var]:
                 changed.append((var, state.values[var]))
         if not changed:
@@ -218,6 +214,13 @@ class ClientCore:
         self._push(state, changed)
         self._stats["rum_settled"] += 1
         return True
+
+    def settle_due(self, state: SubscriptionState) -> float | None:
+        """When `settle` may next reinstate something of `state` (on this core's clock), if no
+        variable changes before; None if nothing is approximated."""
+        if state.closed or state.monitor is None:
+            return None
+        return state.monitor.due()
 
     def approximating(self, state: SubscriptionState) -> bool:
         """Does the broker still hold an update monitor's approximation for `state` (so that a

@@ -24,6 +24,25 @@ the exact one at every instant, except for the propagation delay every update ha
 filter keeps delivery strict. When the rate falls below the threshold the exact value goes out
 again (lines 37-45). In this model an equality widened to an interval is still the same
 variable, so reinstating it is one UPD, not the SUB and UNSUB of lines 38-40.
+
+Choices where this differs from the pseudo-code:
+- freq[x] (line 26) counts changes of x within the window, the current one included; the prose
+  of §6.2 counts UPDs issued, which the approximation itself would lower, so the monitor would
+  leave approximation mode because it works. A count over a sliding window flaps at rates near
+  freq_approx (a Poisson stream at 5/s has fewer than 4 changes in a second about a quarter of the
+  time); each flap costs at most the reinstating UPD and one approximation, as line 37 implies.
+- hist[x] (lines 27, 45) keeps the new values v' of the last δ, not the old ones v up to a count:
+  §6.3 fits "the values observed over [t-δ, t]", and the fit then includes the current value.
+- Φorig, Φprev (lines 18-19, 30-31, 34) are not kept: each approximation is computed from the
+  history and widened to include the exact value (`SubscriptionState.values`), which is Φorig.
+- vars[x] (lines 24, 40, 50, 56-57, 69-79): no fresh variables. A constraint variable is an
+  interval, so widening `==` (lines 49-53, 78-87) or moving both ends (lines 54-57) is one UPD of
+  that variable.
+- line 33: within δ of the last approximation the paper sends nothing; here a change the
+  approximation does not cover makes a new one at once (else the broker would miss events).
+- lines 37-44 run at a change only; a parameter that stops changing would keep its approximation
+  for ever. `settle` (a timer at `due`) also ends it, at the moment the rate over the window falls
+  below freq_approx, and only then: an approximation older than δ whose rate is still high stays.
 """
 
 from __future__ import annotations
@@ -104,11 +123,7 @@ class SubscriptionMonitor:
         cfg = self.config
         track.times.append(now)
         track.values.append(exact)
-        while track.times and track.times[0] < now - cfg.window:
-            track.times.popleft()
-            track.values.popleft()
-        freq = len(track.times) / cfg.window
-        if freq < cfg.freq_approx or len(track.times) < cfg.min_history:
+        if not self._high(track, now):  # Fig. 10 lines 26 and 28
             track.approx = None  # back to exact updates (Fig. 10 lines 37-44)
             return exact
         if track.approx is not None and now - track.since < cfg.window and track.approx.covers(exact):
@@ -116,6 +131,56 @@ class SubscriptionMonitor:
         track.approx = approximate(list(track.times), list(track.values), now, cfg.window, track.is_int)
         track.since = now
         return track.approx
+
+    def _high(self, track: _Track, now: float) -> bool:
+        """freq[x] >= freq_approx with a history long enough to fit (Fig. 10 lines 26, 28): the
+        changes within the window δ before `now`, counted (the older ones are dropped, line 45)."""
+        cfg = self.config
+        while track.times and track.times[0] < now - cfg.window:
+            track.times.popleft()
+            track.values.popleft()
+        return len(track.times) >= self._enough
+
+    @property
+    def _enough(self) -> int:
+        """The fewest changes within a window that make the rate high enough to approximate."""
+        cfg = self.config
+        n = max(cfg.min_history, math.ceil(cfg.freq_approx * cfg.window))
+        while n > cfg.min_history and (n - 1) / cfg.window >= cfg.freq_approx:
+            n -= 1  # (the float product may round up past the exact count)
+        while n / cfg.window < cfg.freq_approx:
+            n += 1
+        return n
+
+    def settle(self, now: float) -> list[int]:
+        """The variables whose approximation ends at `now` because their rate has fallen below
+        freq_approx (Fig. 10 line 37, asked by a timer as well as by a change): the paper only
+        reinstates on the next change, so a parameter that stops changing would keep its
+        over-approximation for ever. A stale approximation (older than δ) whose rate is still high
+        stays: it covers every change so far, and the next change replaces it (line 33); ending
+        it then would send the exact value and an approximation again at the next change."""
+        ended = []
+        for var, track in self.tracks.items():
+            if track.approx is not None and not self._high(track, now):
+                track.approx = None
+                ended.append(var)
+        return ended
+
+    def due(self) -> float | None:
+        """When, without another change, the first approximation in force can end (`settle`):
+        the moment enough of its changes have left the window; None if none is in force."""
+        window, enough, due = self.config.window, self._enough, None
+        for track in self.tracks.values():
+            if track.approx is None:
+                continue
+            if len(track.times) < enough:
+                return -math.inf  # already due
+            oldest = track.times[len(track.times) - enough]  # leaving the window drops the rate
+            t = oldest + window
+            while not oldest < t - window:  # the eviction test of `_high`, in floats
+                t = math.nextafter(t, math.inf)
+            due = t if due is None else min(due, t)
+        return due
 
     def approximating(self) -> bool:
         return any(track.approx is not None for track in self.tracks.values())
@@ -133,6 +198,15 @@ def approximate(times: list[float], values: list[Interval], now: float, window: 
     # fifth of the heap that every full garbage collection of an application walks
     from scipy.interpolate import CubicSpline
 
+    # Near the float limits (1e300) the fit's arithmetic overflows to inf or nan, which the checks
+    # below turn into "no prediction"; numpy's warnings would reach the program's stderr, or raise
+    # out of `update` where warnings are errors.
+    with np.errstate(all="ignore"):
+        return _approximate(CubicSpline, times, values, now, window, is_int)
+
+
+def _approximate(CubicSpline: Any, times: list[float], values: list[Interval], now: float, window: float,
+                 is_int: bool) -> Interval:
     exact = values[-1]
     t = np.asarray(times, dtype=float)
     keep = np.append(np.diff(t) > 0, True)  # CubicSpline needs increasing times: last value wins
@@ -154,6 +228,8 @@ def approximate(times: list[float], values: list[Interval], now: float, window: 
         if len(turns) >= 2 and np.count_nonzero(steps[1:] != steps[:-1]) >= 2:  # oscillating (line 48)
             sampled = np.concatenate([y, spline(turns)])
             target = float(sampled.min()) if end == 0 else float(sampled.max())
+            if not math.isfinite(target):  # the fit overflowed: no reading of the extremes
+                continue
         else:  # monotone: extrapolate δ ahead (line 67)
             target = _extrapolate(spline, t, y, now + window, window)
             if target is None:

@@ -236,20 +236,26 @@ class SimSubscription:
         changed = self.client._do(lambda core: core.update(self.state, params))
         if changed:
             self.client._updated(self.state, old)
-        if self.state.monitor is not None and self._settle_at is None:
+        if self.state.monitor is not None:
             self._settle_later()
 
     def _settle_later(self) -> None:
+        """Check again when the monitor's rate can have fallen below freq_approx (its `due`), or
+        sooner if a check is already pending for an earlier time."""
         sim = self.client.sim
-        self._settle_at = sim.now + self.state.monitor.config.window
-        sim.at(self._settle_at, self._settle)
+        due = self.client.core.settle_due(self.state)
+        if due is None or (self._settle_at is not None and self._settle_at <= due):
+            return
+        at = self._settle_at = max(due, sim.now)
+        sim.at(at, lambda: self._settle(at))
 
-    def _settle(self) -> None:
+    def _settle(self, at: float) -> None:
         """Back to exact values once the updates calm down (000 Fig. 10 lines 37-44)."""
+        if at != self._settle_at:  # superseded by an earlier check
+            return
         self._settle_at = None
         self.client._do(lambda core: core.settle(self.state))
-        if self.client.core.approximating(self.state):
-            self._settle_later()
+        self._settle_later()
 
     def close(self) -> None:
         self.client._do(lambda core: core.unsubscribe(self.state))
