@@ -218,8 +218,11 @@ def _approximate(CubicSpline: Any, times: list[float], values: list[Interval], n
         if len(t) < 4 or not all(math.isfinite(x) for x in series):
             continue  # an infinite end (`<`, `>`) stays as it is
         y = np.asarray(series, dtype=float)
-        spline = CubicSpline(t, y)
-        turns = spline.derivative().roots(extrapolate=False)
+        try:
+            spline = CubicSpline(t, y)
+            turns = spline.derivative().roots(extrapolate=False)
+        except ValueError:  # near 1e300 the fit's slopes overflow, which scipy refuses: no prediction
+            continue
         turns = turns[(turns > t[0]) & (turns < t[-1])]
         # An interpolating spline through noisy but monotone values wiggles between them; only a
         # spline whose turns the values confirm (they change direction twice) is oscillating.
