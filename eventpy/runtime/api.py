@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import threading
 import time
 from collections import Counter
 from collections.abc import Mapping as _MappingABC
@@ -24,8 +23,9 @@ from ._boundary import callers_mistake
 from ._connect_args import _broker_address, _check_connect_args
 from ._executor import _here
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain
+from ._settler import Settler
 from ._sizes import HEADROOM, check_fits, check_sent
-from .client import ClientCore, SubscriptionState, UpdateMonitor
+from .client import SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
 from .lang import subscriptions_of
@@ -108,7 +108,7 @@ class Subscription:
         if _here.running:  # asked inline: a field store comes here
             _sent_by_callback()
         if self._state.monitor is not None:
-            self._node._settle_later(self._state)
+            self._node._settler.later(self._state)
 
     def confirm(self, timeout: float = 5.0) -> None:
         """Wait until this subscription's changes so far (and every other change this node sent
@@ -157,9 +157,7 @@ class Node:
         # a string attribute is measured exactly when published (below it, it always fits)
         self._max_frame: int | None = getattr(local.overlay, "max_frame", None)
         self._max_text = None if self._max_frame is None else (self._max_frame - HEADROOM) // 4 - 5
-        self._monitored: dict[int, Any] = {}  # states that may hold an approximation
-        self._settler: threading.Timer | None = None
-        self._settler_due = 0.0  # when it fires, on the core's clock
+        self._settler = Settler(local)  # the update monitor's return to exact values
 
     @property
     def mode(self) -> str:
@@ -230,46 +228,6 @@ class Node:
         if failed:
             raise UpdateNotConfirmed(failed, timeout)
 
-    def _settle_later(self, state: Any) -> None:
-        """Reinstate exact values once a monitored subscription calms down (000 Fig. 10 lines
-        37-44): one timer per node, set for the earliest moment some subscription's update rate
-        can fall below freq_approx (`ClientCore.settle_due`) and set again while one still holds
-        an approximation."""
-        with self._local.lock:
-            if self._local.closed:
-                return
-            self._monitored[id(state)] = state
-            due = self._local.core.settle_due(state)
-            if due is None or (self._settler is not None and self._settler_due <= due):
-                return
-            if self._settler is not None:
-                self._settler.cancel()  # set for later than this one
-            delay = max(0.0, due - self._local.core.clock())
-            timer = self._settler = threading.Timer(delay, self._settle)
-            timer.args = (timer,)
-            timer.daemon = True
-            self._settler_due = due
-        timer.start()  # outside the lock (docs/concurrency.md)
-
-    def _settle(self, timer: threading.Timer) -> None:
-        with self._local.lock:
-            if self._settler is not timer:  # cancelled for an earlier one as it fired
-                return
-            self._settler = None
-            states = list(self._monitored.values())
-            self._monitored.clear()
-        def settle(core: ClientCore, state: Any) -> bool:  # under the node lock (LocalNode.send)
-            core.settle(state)
-            return core.approximating(state)
-
-        for state in states:
-            try:
-                still = self._local.send(lambda core, st=state: settle(core, st))
-            except RuntimeError:  # the node closed meanwhile
-                return
-            if still:
-                self._settle_later(state)
-
     def publish(self, etype: EventType, /, **attrs: Any) -> None:
         """Publish an event; returns at once (000 §4.2), unless MAX_OUTBOX messages already wait for
         a broker that is not taking them: then it waits for room (backpressure) and raises
@@ -333,9 +291,7 @@ class Node:
                 self._local.core.unsubscribe(state)
         with self._local.lock:
             self._local.mark_closed()
-            if self._settler is not None:
-                self._settler.cancel()
-                self._settler = None
+            self._settler.cancel()
         self._local.overlay.wake(self._local)
         self._local.overlay.detach(self._local)
 
