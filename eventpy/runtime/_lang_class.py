@@ -90,8 +90,8 @@ _combined: dict[type, type] = {}
 def _with_events(meta: type) -> type:
     """A metaclass that is both `meta` and EventClass (one per `meta`, so that the classes of a
     hierarchy share it and Python finds no conflict between them)."""
-    if issubclass(meta, EventClass):
-        return meta
+    if meta is type or issubclass(meta, EventClass):
+        return EventClass if meta is type else meta
     if meta not in _combined:
         _combined[meta] = type(meta)(f"Event{meta.__name__}", (EventClass, meta), {"__module__": __name__})
     return _combined[meta]

@@ -231,3 +231,28 @@ def test_a_value_written_around_the_field_in_init_is_the_objects_own():
     assert (own.limit, other.limit) == (99.0, 1.0)
     _quotes(Watch, 50.0)
     assert own.got == [50.0] and other.got == []
+
+
+def test_a_generic_event_class_keeps_the_plain_metaclass_and_follows_class_stores():
+    from eventpy.runtime._lang_class import EventClass
+    ns = load('''
+    from typing import Generic, TypeVar
+    T = TypeVar("T")
+
+    class Box(Generic[T]):
+        limit = 5.0
+
+        def __init__(self, item: T):
+            self.item = item
+            self.got = []
+
+        event def q(self, p: float) when p < self.limit:
+            self.got.append(p)
+    ''')
+    Box = ns["Box"]
+    assert type(Box) is EventClass     # no second metaclass made for a base whose metaclass is type
+    b = Box[int](3)
+    Box.limit = 10.0
+    Box.q(7.0)
+    eventpy.drain(5.0)
+    assert b.got == [7.0]
