@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from eventpy.replay.config import ConfigError, parse
-from eventpy.replay.report import monitor_section
+from eventpy.replay.report_monitor import monitor_section
 from eventpy.replay.simulate import run_trace
 from eventpy.replay.truth import ground_truth
 from eventpy.replay.workloads import generate

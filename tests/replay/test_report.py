@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from eventpy.replay.config import parse
-from eventpy.replay.report import averaged, explain, explain_monitor, table_i
+from eventpy.replay.report import averaged, explain, table_i
+from eventpy.replay.report_monitor import explain_monitor
 
 
 def row(rate, mode, seed=1, **kw):
