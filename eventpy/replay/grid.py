@@ -24,7 +24,8 @@ from .spark import run_job
 
 METRIC_COLUMNS = (
     "point string, trace string, workload string, mode string, matcher string, rum boolean, update_rate double, "
-    "subscribers long, seed long, published long, delivered long, spurious long, sub_messages long, "
+    "subscribers long, seed long, published long, delivered long, spurious long, spurious_updates long, "
+    "sub_messages long, "
     "bytes long, event_bytes_to_subscribers long, upd_sent long, sub_sent long, unsub_sent long, "
     "upd_coalesced long, latency_p50_ms double, latency_p99_ms double, delay_ms double, "
     "delay_samples long, updates long, span_s double, memory_bytes long, utilization double, sub_share double, "
@@ -81,7 +82,8 @@ def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
     m = result.metrics
     yield "metrics", (point.point_id, spec.trace_id, spec.workload, point.mode, point.matcher, point.rum is not None,
                       spec.update_rate, len({s.client for s in trace.subscriptions}), spec.seed, *(
-                          _num(m[k]) for k in ("published", "delivered", "spurious", "sub_messages", "bytes",
+                          _num(m[k]) for k in ("published", "delivered", "spurious", "spurious_updates",
+                                               "sub_messages", "bytes",
                                                "event_bytes_to_subscribers", "upd_sent", "sub_sent",
                                                "unsub_sent", "upd_coalesced", "latency_p50_ms",
                                                "latency_p99_ms", "delay_ms", "delay_samples", "updates", "span_s",

@@ -114,6 +114,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         "published": metrics["published"],
         "delivered": metrics["delivered"],
         "spurious": metrics["spurious"],
+        "spurious_updates": metrics["spurious_updates"],  # setup makes no updates: nothing to subtract
         "sub_messages": metrics["sub_messages"] - setup["sub_messages"],
         "bytes": sub_bytes,
         "event_bytes_to_subscribers": sim.client_bytes["Pub"],

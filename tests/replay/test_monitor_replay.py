@@ -33,6 +33,10 @@ def test_with_the_monitor_nothing_wanted_is_missed_and_fewer_messages_are_sent(i
     assert monitored.metrics["rum_approximated"] > 0
     assert monitored.metrics["sub_messages"] < exact.metrics["sub_messages"]
     assert monitored.metrics["spurious"] >= exact.metrics["spurious"]  # the price: wider brokers' filters
+    # without the monitor a broker only ever holds values the subscription had: every event the
+    # local filter drops is one of an update (000 §8.1 (c)); with it, only some are
+    assert exact.metrics["spurious_updates"] == exact.metrics["spurious"]
+    assert monitored.metrics["spurious_updates"] <= monitored.metrics["spurious"]
 
 
 def test_the_config_takes_monitors_and_knobs():
@@ -57,7 +61,7 @@ def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
            {**base, "mode": "parametric+rum", "throughput": 3.0, "delay_ms": 150.0, "spurious": 120,
             "sub_messages": 400, "rum_approximated": 50, "rum_suppressed": 900, "utilization": 0.6, "useful": 1500}]
     text = "\n".join(monitor_section(c, avg))
-    assert "| parametric | fastint | 10 | 150 | +50% | 2× | +20% | -60% | 50 | 900 |" in text
+    assert "| parametric | fastint | 10 | 150 | +50% | 2× | +20% | — | -60% | 50 | 900 |" in text
     assert "+92%" in text and "+27%" in text
     # the computed explanation: a saturated baseline relieved by the monitor; spurious per approximation
     assert "98% busy (saturated" in text and "brought it to 60%" in text
@@ -65,3 +69,10 @@ def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
     calm = [dict(r, utilization=0.3) for r in avg]
     calm_text = "\n".join(monitor_section(c, calm))  # not "hardly move": throughput rose by 50% here
     assert "30% busy without the monitor and 30% with it; throughput +50% and an update delay of 150 ms" in calm_text
+    # 000 §8.1 (c)'s count, where the run has it: its change beside the paper's bound
+    counted = [dict(avg[0], spurious_updates=100), dict(avg[1], spurious_updates=110)]
+    counted_text = "\n".join(monitor_section(c, counted))
+    assert "| +20% | +10% | -60% |" in counted_text
+    assert "spurious events went from 100 to 110 (+10%): within the paper's +27%" in counted_text
+    beyond = [dict(avg[0], spurious_updates=10), dict(avg[1], spurious_updates=110)]
+    assert "from 10 to 110 (+1000%): beyond the paper's +27%" in "\n".join(monitor_section(c, beyond))

@@ -172,3 +172,43 @@ def test_latency_percentiles_of_no_deliveries_are_nan():
     sim.client("c", "b0")
     m = sim.metrics()
     assert math.isnan(m["latency_p50"]) and math.isnan(m["latency_p99"])
+
+
+def test_spurious_events_of_updates_are_those_an_earlier_value_admits():
+    # 000 §8.1 (c): Φ changed to Φ' at t0; events matching Φ but not Φ', received after t0 and
+    # dropped by the local filter. The subscriber's link is slow, so the events published with
+    # its update are forwarded by its edge broker before the UPD arrives there.
+    sim = Simulation(line(3))
+    pub = sim.client("p", "b0")
+    pub.advertise(Q)
+    got = []
+    sub = sim.client("s", "b2", delay=0.5).subscribe(Q, "price < limit", {"limit": 10.0}, on_event=got.append)
+    sim.run()
+    for p in (7.0, 7.5, 8.0):
+        pub.publish(Q, firm="IBM", price=p, vol=1, hot=False)
+    sub.update(limit=5.0)
+    sub.update(limit=3.0)               # 7-8 match the first value only: they still count
+    pub.publish(Q, firm="IBM", price=2.0, vol=1, hot=False)
+    sim.run()
+    m = sim.metrics()
+    assert [e.price for e in got] == [2.0]
+    assert m["spurious"] == 3 and m["spurious_updates"] == 3
+
+
+def test_an_approximation_wider_than_every_earlier_value_is_spurious_but_not_of_an_update():
+    # the update monitor tells the brokers a limit predicted a window ahead of a rising one: an
+    # event above every value the limit has had is dropped by the local filter (spurious), but
+    # no earlier subscription admitted it (not 000 §8.1 (c)'s)
+    sim = Simulation(line(2))
+    pub = sim.client("p", "b0")
+    pub.advertise(Q)
+    sub = sim.client("s", "b1").subscribe(Q, "price < limit", {"limit": 10.0}, rum=True)
+    sim.run()
+    t0 = sim.now
+    for i in range(1, 21):              # 10 changes a second, above freq_approx (4/s)
+        sim.at(t0 + 0.1 * i, lambda v=10.0 + i: sub.update(limit=v))
+    sim.at(t0 + 2.05, lambda: pub.publish(Q, firm="IBM", price=31.0, vol=1, hot=False))  # limit is 30 now
+    sim.run()
+    m = sim.metrics()
+    assert sim.clients["s"].core.stats["rum_approximated"] > 0
+    assert m["spurious"] == 1 and m["spurious_updates"] == 0

@@ -122,6 +122,8 @@ def nearest_rank(sorted_values: list[float], q: float) -> float:
         return float("nan")
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
+_VERSIONS = 128  # earlier values kept per subscription for 000 §8.1 (c)'s spurious events
+
 
 class SimClient:
     """A client node in the simulation; its API mirrors `eventpy.Node`."""
@@ -136,6 +138,14 @@ class SimClient:
         self.delays: list[float] = []  # update delays (000 §8.1 (a)) observed here
         self.latencies: list[float] = []
         self._open: dict[int, list[tuple[float, list]]] = {}  # id(state) -> pending delay probes
+        # 000 §8.1 (c): "if a subscriber changes its subscription Φ to Φ' at t0, spurious events
+        # are those matching Φ but not Φ' and received by the client after t0 and filtered out
+        # locally". Each subscription's earlier values (the last _VERSIONS of them) are kept; an
+        # event the local filter drops counts if one of them admits it. The core's `spurious`
+        # counts every event the filter drops, also those only an update monitor's approximation
+        # (wider than any value the subscription had) let through.
+        self._before: dict[int, deque] = {}  # id(state) -> its values before each update, newest last
+        self.spurious_updates = 0
 
     # -- API -----------------------------------------------------------------------------------------
     def subscribe(self, etype: EventType, guard: str | GuardPlan, params: Mapping[str, Any] | None = None,
@@ -200,25 +210,31 @@ class SimClient:
             return
         now = self.sim.now
         for state, ev in self.core.receive(msg):
-            if self.core.deliver(state, ev):
-                origin, seq, t_pub = ev._meta
-                self.latencies.append(now - t_pub)
-                probes = self._open.get(id(state))
-                if probes:
-                    keep = []
-                    for t0, old in probes:
-                        if t_pub >= t0 and not state.plan.holds(ev.values, old, t_pub):
-                            self.delays.append(now - t0)
-                        else:
-                            keep.append((t0, old))
-                    self._open[id(state)] = keep
-                if state.on_event is not None:
-                    state.on_event(ev)
+            if not self.core.deliver(state, ev):
+                before = self._before.get(id(state))
+                if before and not state.closed and any(state.plan.holds(ev.values, old, ev._meta[2])
+                                                       for old in reversed(before)):
+                    self.spurious_updates += 1
+                continue
+            origin, seq, t_pub = ev._meta
+            self.latencies.append(now - t_pub)
+            probes = self._open.get(id(state))
+            if probes:
+                keep = []
+                for t0, old in probes:
+                    if t_pub >= t0 and not state.plan.holds(ev.values, old, t_pub):
+                        self.delays.append(now - t0)
+                    else:
+                        keep.append((t0, old))
+                self._open[id(state)] = keep
+            if state.on_event is not None:
+                state.on_event(ev)
 
     def _updated(self, state: SubscriptionState, old: list) -> None:
         # Delay (000 §8.1 (a)): from this update to the first event that matches the new
         # subscription but not the old one. A later update supersedes the probe.
         self._open[id(state)] = [(self.sim.now, old)]
+        self._before.setdefault(id(state), deque(maxlen=_VERSIONS)).append(old)
 
 
 class SimSubscription:
@@ -468,6 +484,7 @@ class Simulation:
             "delay_samples": len(delays),
             "latency_p50": nearest_rank(lat, 0.5),
             "latency_p99": nearest_rank(lat, 0.99),
+            "spurious_updates": sum(c.spurious_updates for c in self.clients.values()),
             **{k: stats[k] for k in ("published", "delivered", "spurious", "sub_sent", "unsub_sent",
                                      "upd_sent", "upd_coalesced")},
         }
