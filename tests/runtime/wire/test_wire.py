@@ -15,7 +15,7 @@ from eventpy.guards import compile_guard
 from eventpy.runtime.messages import (Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv,
                                       Unsub, Upd)
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta
-from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode, pub_frame_for
+from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode, encode_many, pub_frame_for
 
 Q = EventType("stocks.Quote", firm=str, price=float, vol=int)
 PLAN = compile_guard("firm in watch and price < limit * 2 and abs(price - vol) > 1 and on", Q,
@@ -202,6 +202,19 @@ def test_arbitrary_msgpack_bodies_never_raise_anything_but_wire_error(obj):
 def test_unencodable_values_are_wire_errors():
     with pytest.raises(WireError):
         encode(Pub("t", (2 ** 80,), "o", 1, 0.0))
+
+
+def test_encode_many_gives_the_frames_encode_gives_and_refuses_what_it_refuses():
+    assert encode_many(MESSAGES) == b"".join(encode(m) for m in MESSAGES)
+    assert encode_many([]) == b""
+    big = Pub("t", ("x" * 200,), "o", 1, 0.0)
+    for bad, limit in ((Pub("t", (2 ** 80,), "o", 1, 0.0), 1 << 20), (big, 100),
+                       (Pub("t", (object(),), "o", 1, 0.0), 1 << 20)):
+        with pytest.raises(WireError) as one:
+            encode(bad, limit)
+        with pytest.raises(WireError) as many:
+            encode_many([MESSAGES[0], bad], limit)
+        assert str(many.value) == str(one.value)
 
 
 def test_infinities_survive():
