@@ -174,6 +174,26 @@ def test_truncated_frame_is_reported_on_close_and_oversized_messages_are_not_sen
         encode(Pub("t", ("x" * 2000,), "o", 1, 0.0), max_frame=1000)
 
 
+def test_a_frame_left_behind_decoded_ones_is_completed_or_reported_on_close():
+    """The decoded front of the buffer may be kept (not moved) while a long partial frame waits
+    behind it: the rest completes that frame, in feed and in feed_frames; close reports it."""
+    small, big = encode(MESSAGES[1]), encode(Refused("t", "x" * 500))
+    for frames in (False, True):
+        dec = FrameDecoder()
+        take = dec.feed_frames if frames else dec.feed
+        first = take(small + big[:300])
+        assert [m[0] if frames else m for m in first] == [MESSAGES[1]]
+        rest = take(big[300:])
+        assert [m[0] if frames else m for m in rest] == [Refused("t", "x" * 500)]
+        if frames:
+            assert rest[0][1] == big
+        dec.close()
+        take(small + big[:300])
+        with pytest.raises(WireError, match="inside a frame"):
+            dec.close()
+        assert take(small) == ([(MESSAGES[1], small)] if frames else [MESSAGES[1]])  # nothing left over
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_never_raise_anything_but_wire_error(data):
