@@ -393,15 +393,22 @@ class FrameDecoder:
         if self._start:
             del buf[:self._start]
             self._start = 0
-        if type(data) is not bytes:
-            data = bytes(data)
+        max_frame = self.max_frame
         # frames are cut from the read's bytes (one copy each; from the bytearray buffer it took
         # two, and the body a third): only a partial frame at either end is buffered
-        src = bytes(buf) + data if buf else data
+        if buf:
+            buf += data
+            if len(buf) < 4:
+                return []
+            (n,) = _LEN.unpack_from(buf, 0)
+            if n <= max_frame and len(buf) < 4 + n:
+                return []  # still inside a frame: appended, not copied at every read of a large one
+            src = bytes(buf)
+        else:
+            src = data if type(data) is bytes else bytes(data)
         out = []
         end = len(src)
         pos = 0
-        max_frame = self.max_frame
         try:
             while end - pos >= 4:
                 (n,) = _LEN.unpack_from(src, pos)
@@ -415,10 +422,10 @@ class FrameDecoder:
         except WireError as e:
             self._refuse(e, out)
             raise
-        if pos or not buf:
-            self._buf = bytearray(src[pos:]) if pos < end else bytearray()
-        else:
-            buf += data
+        if pos < end:
+            self._buf = bytearray(src[pos:])
+        elif buf:
+            buf.clear()
         return out
 
     def _refuse(self, error: WireError, decoded: list) -> None:

@@ -183,7 +183,8 @@ def test_a_frame_left_behind_decoded_ones_is_completed_or_reported_on_close():
         take = dec.feed_frames if frames else dec.feed
         first = take(small + big[:300])
         assert [m[0] if frames else m for m in first] == [MESSAGES[1]]
-        rest = take(big[300:])
+        assert take(big[300:302]) == [] and take(big[302:400]) == []  # still inside it
+        rest = take(big[400:])
         assert [m[0] if frames else m for m in rest] == [Refused("t", "x" * 500)]
         if frames:
             assert rest[0][1] == big
