@@ -172,9 +172,7 @@ class Broker(Upstream, Evolving):
                         reached = self._flush_reached[link] = set()
                     for target, _ in out:
                         reached.add(target)
-                    self.n_sent += len(out)
-                return out  # what follows the dispatch is for the other kinds (a PUB is noted above)
-            if kind is Upd:
+            elif kind is Upd:
                 self._on_upd(link, msg, out)
                 self.acks.note_forwarded(link, out)
             elif kind is Sub:
