@@ -325,7 +325,7 @@ def decode_body(body: bytes) -> Any:
         # Pub keeps them (no generic dispatch, no list -> tuple copies); what it accepts is what
         # the general path accepts for the same body
         try:
-            obj = _unpackb(body, use_list=False)
+            obj = _unpackb(body, use_list=False)  # raw=False, strict_map_key=True: msgpack 1.x's defaults
         except Exception as e:
             raise WireError(f"malformed msgpack: {type(e).__name__}") from None
         return _pub(*obj)
