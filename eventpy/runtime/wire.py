@@ -16,6 +16,7 @@ import threading
 from typing import Any, Callable
 
 import msgpack
+from msgpack import unpackb as _unpackb
 
 from .messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from .model import Interval, SetDelta, ValueSet
@@ -174,23 +175,33 @@ def _upd(a: list) -> Upd:
 _SCALAR_TYPES = frozenset(_SCALARS)  # the same types, for an exact `type(v) in` test on the PUB path
 
 
-def _pub(a: list) -> Pub:
-    values, sids = a[1], a[5]
-    if type(values) is not list:
+def _pub(kind: str, etype: Any, values: Any, origin: Any, seq: Any, t: Any, sids: Any) -> Pub:
+    """The fields of a PUB body, as lists (the general path) or as tuples (decode_body's fast path,
+    which unpacks with use_list=False: a PUB's values and sids are then the tuples it keeps)."""
+    vt = type(values)
+    if vt is not tuple and vt is not list:
         raise WireError("PUB values must be a list of scalars")
     for v in values:  # the hot path of every broker: plain loops, no generators
         if type(v) not in _SCALAR_TYPES:
             raise WireError("PUB values must be a list of scalars")
-    if type(sids) is not list:
+    st = type(sids)
+    if st is not tuple and st is not list:
         raise WireError("PUB sids must be a list of ints")
     for sid in sids:
         if type(sid) is not int:
             raise WireError("PUB sids must be a list of ints")
-    t = a[4]
-    if not isinstance(t, (int, float)) or isinstance(t, bool):
-        raise WireError("PUB time must be a number")
-    return Pub(_str(a[0], "event type"), tuple(values), _str(a[2], "origin"), _int(a[3], "seq"), float(t),
-               tuple(sids))
+    if type(t) is not float:
+        if type(t) is not int:  # (a bool is no number here)
+            raise WireError("PUB time must be a number")
+        t = float(t)
+    if type(etype) is not str:
+        raise WireError("event type must be a str")
+    if type(origin) is not str:
+        raise WireError("origin must be a str")
+    if type(seq) is not int:
+        raise WireError("seq must be an int")
+    return Pub(etype, values if vt is tuple else tuple(values), origin, seq, t,
+               sids if st is tuple else tuple(sids))
 
 
 def _adv(a: list) -> Adv:
@@ -208,7 +219,7 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
                              [_dec_value(v) for v in _list(a[3], "values")])),
     "unsub": (2, lambda a: Unsub(_str(a[0], "event type"), _int(a[1], "sid"))),
     "upd": (3, _upd),
-    "pub": (6, _pub),
+    "pub": (6, lambda a: _pub("pub", *a)),
     "flush": (1, lambda a: Flush(_token(a[0]), _budget(a[1]) if len(a) > 1 else None)),
     "flushack": (1, lambda a: FlushAck(_token(a[0]), _str(a[1], "failed links") if len(a) > 1 else "")),
     "ack": (2, lambda a: Ack(_token(a[0]), _str(a[1], "failed broker"))),
@@ -259,7 +270,15 @@ def encode_many(msgs: list | tuple, max_frame: int = DEFAULT_MAX_FRAME) -> bytes
     pack = _packer().pack
     out = []
     for msg in msgs:
-        body = _body(msg, pack, max_frame)
+        if type(msg) is Pub:  # a publisher's stream is nearly all PUBs: _body's work, inline
+            try:
+                body = pack(("pub", msg.etype, msg.values, msg.origin, msg.seq, msg.time, msg.sids))
+            except (OverflowError, TypeError, ValueError) as e:
+                raise WireError(f"cannot encode Pub: {e}") from None
+            if len(body) > max_frame:
+                raise WireError(f"Pub of {len(body)} bytes exceeds the frame limit {max_frame}")
+        else:
+            body = _body(msg, pack, max_frame)
         out.append(_LEN.pack(len(body)))
         out.append(body)
     return b"".join(out)
@@ -296,8 +315,20 @@ def pub_frame_for(frame: bytes, sids: tuple) -> bytes | None:
 _ONE_SMALL_SID = [bytes((0x91, sid)) for sid in range(128)]  # msgpack's [sid] for sids 0..127
 
 
+_PUB_HEAD = b"\x97\xa3pub"  # a 7-array starting with the str "pub": how every encoder writes a PUB
+
+
 def decode_body(body: bytes) -> Any:
     """One frame body -> one message (WireError if it is not one)."""
+    if body.startswith(_PUB_HEAD):
+        # the path of every event: its kind and arity are in the head, and tuples come out as a
+        # Pub keeps them (no generic dispatch, no list -> tuple copies); what it accepts is what
+        # the general path accepts for the same body
+        try:
+            obj = _unpackb(body, use_list=False)  # raw=False, strict_map_key=True: msgpack 1.x's defaults
+        except Exception as e:
+            raise WireError(f"malformed msgpack: {type(e).__name__}") from None
+        return _pub(*obj)
     try:
         # the body is at most max_frame bytes: whatever it claims inside, allocation is bounded
         obj = msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
@@ -320,20 +351,25 @@ class FrameDecoder:
     def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.max_frame = max_frame
         self._buf = bytearray()
+        # where the bytes not yet decoded begin in _buf: a reader that takes a read's messages a
+        # slice at a time (feed with a limit) moved the rest of the buffer to its front after
+        # each slice (~10 moves of up to 64 KiB a read); the front is dropped once it is most of it
+        self._start = 0
 
     def feed(self, data: bytes, limit: int = 1 << 62) -> list[Any]:
         """The messages completed by `data`, at most `limit` of them; the rest stay buffered
         for the next call (feed(b"", limit) goes on)."""
-        self._buf += data
-        out = []
         buf = self._buf
+        buf += data
+        out = []
         end = len(buf)
-        pos = 0
+        pos = self._start
+        max_frame = self.max_frame
         try:
             while end - pos >= 4 and len(out) < limit:
                 (n,) = _LEN.unpack_from(buf, pos)
-                if n > self.max_frame:
-                    raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
+                if n > max_frame:
+                    raise WireError(f"frame of {n} bytes exceeds the limit {max_frame}")
                 if end - pos < 4 + n:
                     break
                 pos += 4 + n
@@ -341,40 +377,68 @@ class FrameDecoder:
         except WireError as e:
             self._refuse(e, out)
             raise
-        del buf[:pos]
+        if pos == end:
+            buf.clear()
+            self._start = 0
+        elif pos > end >> 1:
+            del buf[:pos]
+            self._start = 0
+        else:
+            self._start = pos
         return out
 
     def feed_frames(self, data: bytes) -> list[tuple[Any, bytes]]:
         """Like feed, with each message's whole frame (a broker forwards it as it came)."""
-        self._buf += data
-        out = []
         buf = self._buf
+        if self._start:
+            del buf[:self._start]
+            self._start = 0
+        max_frame = self.max_frame
+        # frames are cut from the read's bytes (one copy each; from the bytearray buffer it took
+        # two, and the body a third): only a partial frame at either end is buffered
+        if buf:
+            buf += data
+            if len(buf) < 4:
+                return []
+            (n,) = _LEN.unpack_from(buf, 0)
+            if n <= max_frame and len(buf) < 4 + n:
+                return []  # still inside a frame: appended, not copied at every read of a large one
+            src = bytes(buf)
+        else:
+            src = data if type(data) is bytes else bytes(data)
+        out = []
+        end = len(src)
         pos = 0
         try:
-            while len(buf) - pos >= 4:
-                (n,) = _LEN.unpack_from(buf, pos)
-                if n > self.max_frame:
-                    raise WireError(f"frame of {n} bytes exceeds the limit {self.max_frame}")
-                if len(buf) - pos < 4 + n:
+            while end - pos >= 4:
+                (n,) = _LEN.unpack_from(src, pos)
+                if n > max_frame:
+                    raise WireError(f"frame of {n} bytes exceeds the limit {max_frame}")
+                stop = pos + 4 + n
+                if end < stop:
                     break
-                frame = bytes(buf[pos:pos + 4 + n])
-                pos += 4 + n
-                out.append((decode_body(buf[pos - n:pos]), frame))
+                out.append((decode_body(src[pos + 4:stop]), src[pos:stop]))
+                pos = stop
         except WireError as e:
             self._refuse(e, out)
             raise
-        del buf[:pos]
+        if pos < end:
+            self._buf = bytearray(src[pos:])
+        elif buf:
+            buf.clear()
         return out
 
     def _refuse(self, error: WireError, decoded: list) -> None:
         """A bad frame ends the stream: nothing after it is kept, what came before goes with the
         error (FIFO: the link handles it, then closes)."""
         self._buf.clear()
+        self._start = 0
         error.before = decoded
 
     def close(self) -> None:
         """The peer closed: a partial frame left over is a truncated frame."""
-        if self._buf:
-            n = len(self._buf)
+        n = len(self._buf) - self._start
+        if n:
             self._buf.clear()
+            self._start = 0
             raise WireError(f"connection closed inside a frame ({n} bytes pending)")

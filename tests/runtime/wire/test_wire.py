@@ -15,7 +15,7 @@ from eventpy.guards import compile_guard
 from eventpy.runtime.messages import (Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv,
                                       Unsub, Upd)
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta
-from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode, pub_frame_for
+from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode, encode_many, pub_frame_for
 
 Q = EventType("stocks.Quote", firm=str, price=float, vol=int)
 PLAN = compile_guard("firm in watch and price < limit * 2 and abs(price - vol) > 1 and on", Q,
@@ -174,6 +174,27 @@ def test_truncated_frame_is_reported_on_close_and_oversized_messages_are_not_sen
         encode(Pub("t", ("x" * 2000,), "o", 1, 0.0), max_frame=1000)
 
 
+def test_a_frame_left_behind_decoded_ones_is_completed_or_reported_on_close():
+    """The decoded front of the buffer may be kept (not moved) while a long partial frame waits
+    behind it: the rest completes that frame, in feed and in feed_frames; close reports it."""
+    small, big = encode(MESSAGES[1]), encode(Refused("t", "x" * 500))
+    for frames in (False, True):
+        dec = FrameDecoder()
+        take = dec.feed_frames if frames else dec.feed
+        first = take(small + big[:300])
+        assert [m[0] if frames else m for m in first] == [MESSAGES[1]]
+        assert take(big[300:302]) == [] and take(big[302:400]) == []  # still inside it
+        rest = take(big[400:])
+        assert [m[0] if frames else m for m in rest] == [Refused("t", "x" * 500)]
+        if frames:
+            assert rest[0][1] == big
+        dec.close()
+        take(small + big[:300])
+        with pytest.raises(WireError, match="inside a frame"):
+            dec.close()
+        assert take(small) == ([(MESSAGES[1], small)] if frames else [MESSAGES[1]])  # nothing left over
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_never_raise_anything_but_wire_error(data):
@@ -202,6 +223,19 @@ def test_arbitrary_msgpack_bodies_never_raise_anything_but_wire_error(obj):
 def test_unencodable_values_are_wire_errors():
     with pytest.raises(WireError):
         encode(Pub("t", (2 ** 80,), "o", 1, 0.0))
+
+
+def test_encode_many_gives_the_frames_encode_gives_and_refuses_what_it_refuses():
+    assert encode_many(MESSAGES) == b"".join(encode(m) for m in MESSAGES)
+    assert encode_many([]) == b""
+    big = Pub("t", ("x" * 200,), "o", 1, 0.0)
+    for bad, limit in ((Pub("t", (2 ** 80,), "o", 1, 0.0), 1 << 20), (big, 100),
+                       (Pub("t", (object(),), "o", 1, 0.0), 1 << 20)):
+        with pytest.raises(WireError) as one:
+            encode(bad, limit)
+        with pytest.raises(WireError) as many:
+            encode_many([MESSAGES[0], bad], limit)
+        assert str(many.value) == str(one.value)
 
 
 def test_infinities_survive():

@@ -196,6 +196,38 @@ def test_mutated_bodies_decode_to_valid_messages_or_wire_error(body):
     decode(struct.pack(">I", len(body)) + body)
 
 
+def _outcome(body: bytes):
+    try:
+        return decode_body(body)
+    except WireError:
+        return WireError
+
+
+PUB_BODY = body_of(Pub(Q.name, ("IBM", 9.5, 3), "node-1", 42, 1700000000.25, (7, 9)))
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(1, 6), odd), max_size=3))
+def test_a_pub_body_decodes_alike_on_the_fast_path_and_the_general_one(changes):
+    """decode_body takes a body that begins as every encoder writes a PUB (a fixarray of 7, "pub")
+    on a path of its own; the same array with a 16-bit header goes the general way. Both accept
+    the same bodies and give the same messages."""
+    body = list(PUB_BODY)
+    for i, value in changes:
+        body[i] = value
+    try:
+        packed = msgpack.packb(body, use_bin_type=True)
+    except (OverflowError, ValueError, TypeError):
+        return
+    assert packed.startswith(b"\x97\xa3pub")
+    general = b"\xdc\x00\x07" + packed[1:]
+    fast, slow = _outcome(packed), _outcome(general)
+    assert (fast is WireError) == (slow is WireError), (body, fast, slow)
+    if fast is not WireError:
+        assert same(fast, slow), (fast, slow)
+        valid(fast)
+
+
 # -- msgpack the packer never writes ------------------------------------------------------------------------
 @pytest.mark.parametrize("body", [
     b"\x95\xa3pub" + b"\xdd\xff\xff\xff\xff",  # an array announcing 2**32 - 1 items in a few bytes
