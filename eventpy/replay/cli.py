@@ -84,7 +84,8 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
         return 2
     except OSError as exc:
         path = Path(out)
-        why = "it is not a directory" if path.exists() and not path.is_dir() else exc.strerror or str(exc)
+        why = ("it is a file, not a directory" if path.is_file() else "it is not a directory"
+               if path.exists() and not path.is_dir() else exc.strerror or str(exc))
         print(f"eventpy replay: cannot write results to {out}: {why}", file=sys.stderr)
         return 2
     started = time.perf_counter()
