@@ -123,7 +123,7 @@ class Network:
         descs = [p.desc() for p in peers]
         pubs = {p.id: [d for d, _ in p.publishers.values()] for p in peers}
         k = min(self.gossip_size, len(descs))
-        for p in peers:
+        for p in peers:  # Algorithm 1 lines 3, 9: the GossipList
             sample = self.rng.sample(descs, k)
             p.gossip(sample, [d for s in sample for d in pubs[s.id]])
         order = peers[:]
@@ -182,7 +182,7 @@ class Network:
             got[node] = hops
             for nxt in peer.receive(code, point, pid, pub_dz, src, hops, sink, probe):
                 if not down or self._parent_link(node, nxt, code):
-                    frontier.append((nxt, node, hops + 1))
+                    frontier.append((nxt, node, hops + 1))  # Algorithm 2 line 5: hop count
         return got
 
     def _parent_link(self, parent: int, child: int, code: str) -> bool:

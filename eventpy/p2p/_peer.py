@@ -114,7 +114,10 @@ class Peer(Accuracy):
         return set().union(*self.fin.values()) if self.fin else set()
 
     def is_covered(self, dz: str) -> bool:
-        """Algorithm 1 line 4: covered by a subscriber parent, or by all relevant publishers."""
+        """Algorithm 1 line 4: covered by a subscriber parent, or by all relevant publishers.
+        With no relevant publisher known, not covered (the paper's "all" would hold vacuously):
+        a peer cannot tell a sub-space nobody advertises from one whose publishers it has not
+        heard of yet, so it keeps looking, and may coarsen on the timeout (Algorithm 3 line 2)."""
         got = self.fin.get(dz, ())
         if any(p not in self.fin_pub for p in got):
             return True
@@ -166,7 +169,12 @@ class Peer(Accuracy):
         self.publishers.pop(pid, None)
 
     def manage(self, now: int, out: list) -> None:
-        """Algorithm 1 lines 1-7 (one iteration) and Algorithm 3's timeout (lines 1-3)."""
+        """Algorithm 1 lines 1-7 (one iteration) and Algorithm 3's timeout (lines 1-3).
+
+        Line 4 reads "if some dz_i is not covered": one request per iteration. Here every
+        uncovered expression sends one per cycle, and none while a request for it is
+        unanswered (3 cycles): a peer with many expressions otherwise needs as many cycles to
+        ask for them all, and repeating a request in flight only doubles the answers."""
         self.now = now
         if self.publisher:
             return
@@ -194,7 +202,10 @@ class Peer(Accuracy):
                 self.view.pop(parent.id, None)  # line 6
                 self.ask(parent.id, dz, out)
                 continue
-            for pid in self.relevant_publishers(dz) - self.fin[dz]:  # no subscriber covers it
+            # line 5 looks in pView only, which holds no publishers (lines 11-12); §4 (Connection
+            # acknowledgement): what no parent subscriber covers is covered by connecting to all
+            # the relevant publishers
+            for pid in self.relevant_publishers(dz) - self.fin[dz]:
                 if pid not in self.banned:
                     self.ask(pid, dz, out)
 
@@ -285,7 +296,12 @@ class Peer(Accuracy):
         return [min(self.fout, key=key)]
 
     def on_ack(self, q: int, dz: str, qdesc: Desc, *, out: list) -> None:
-        """Algorithm 1 lines 30-35."""
+        """Algorithm 1 lines 30-35. Links are per expression (a child asks for each of its
+        expressions, line 7), so "covered exactly once" (line 33) is per expression: a new
+        subscriber parent replaces the other parents of that expression. It replaces publisher
+        parents too, and an ACK from a publisher where a subscriber covers already is undone:
+        line 32 lists subscriber parents only, but §4 has publishers cover only what no
+        subscriber parent can, and each extra parent is a duplicate of every event."""
         self.learn(qdesc)
         self.pending.get(dz, {}).pop(q, None)
         if dz not in self.fin:  # we no longer subscribe to it
@@ -301,7 +317,7 @@ class Peer(Accuracy):
             for other in list(self.fin[dz]):  # line 33: covered exactly once
                 if other != q:
                     self.drop_parent(other, dz, out)
-            self.fin[dz].add(q)
+            self.fin[dz].add(q)  # line 31
             if qdesc.delay == self.delay and dz in qdesc.dz:  # lines 34-35: a cycle is possible
                 for child, entries in self.fout.items():
                     if entries.get(dz) == self.delay:
@@ -376,7 +392,13 @@ class Peer(Accuracy):
         if not probe:
             if publisher not in self.publishers and publisher != self.id:  # an event names its source
                 self.publishers[publisher] = (Desc(publisher, 0, pub_dz, True, 0, ()), 0)
-            if from_child and not self.publisher:  # lines 2-4: a publisher we are not placed under
+            # lines 2-4: "dz(publisher) not covered by the parents' dz" is read as §4 explains it,
+            # "p is the top most peer": no subscriber parent at all. A peer under a subscriber
+            # parent gets the publisher's events through it once the top is placed; where it has
+            # only publisher parents, the publisher learnt here makes that expression uncovered
+            # (Algorithm 1 line 4) and it asks it from `manage` too. One CONNECT per expression
+            # that meets the advertisement, since links are per expression.
+            if from_child and not self.publisher:
                 mine = [p for p in self.parents() if p not in self.fin_pub]
                 if not mine and publisher not in self.parents() and publisher not in self.banned:
                     for dz in self.dz:
@@ -385,7 +407,14 @@ class Peer(Accuracy):
             if not self.publisher:
                 self.account(code, point, src, hops, out)
         nxt: list[int] = []
-        if from_child or src == publisher:  # lines 6-8: up to subscriber parents that want it
+        # lines 6-8: up to subscriber parents that want it. Line 7 sends to every subscriber
+        # parent whose subscription holds the event; here only to the parents of our expression
+        # that holds it. Up-links matter only while a publisher is placed below the top (§4,
+        # Event dissemination): a parent serving another expression of ours gets the event from
+        # its own parents once the top peer is under the publisher (lines 2-4), and until then
+        # misses it. In a settled overlay the two agree (tests/p2p/test_properties.py), and this
+        # way a parent serving another expression gets no copy it then gets again from above.
+        if from_child or src == publisher:
             for dz, parents in self.fin.items():
                 if matches(code, dz):
                     nxt.extend(a for a in parents if a not in self.fin_pub and a != src)

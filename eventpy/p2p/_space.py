@@ -202,7 +202,8 @@ class Space:
         Line 11 splits a sub-space the box occupies on both sides of the midpoint only while the
         result stays within r (the printed `|q| + |DZC| < r` is read as the count after the split,
         which keeps property 1, |DZC| <= r); a dimension the box spans completely takes a '*' and
-        costs nothing (§5.2). Line 20 merges two sibling expressions into their parent."""
+        costs nothing (§5.2). Line 14's `m` is a misprint of x, the midpoint. Line 20 merges two
+        sibling expressions into their parent."""
         if r < 1:
             raise ValueError(f"r must be at least 1, not {r}")
         out: list[str] = []

@@ -39,8 +39,9 @@ Measures:
 * actual false positives (Figure 6 (b)): the false positives a subscriber received per cycle over
   the last 50 cycles, divided by the events published per cycle, averaged over subscribers.
 
-Sizes (full: about 5 minutes on 2 cores, 2-3x that on a loaded machine; `--quick`: about 25 s, too small
-for the trends):
+Sizes (full: about 5 minutes on 2 cores, 2-3x that on a loaded machine; `--quick`: 23 runs, 314 s of
+runs on a loaded machine (2026-11-27), half that in wall time on 2 workers, most of it Figure 6's 0%
+runs; too small for the trends):
 * (a)-(c) n = 500, 250 cycles; (h) n = 125, 250, 500, 1000 (each run stops once built; 300 cycles
   at most; `--scale-n` for others): the paper's 7000 peers are out of reach in a few minutes, a
   cycle of 1000 peers takes ~0.15 s and a run ~40 s.
