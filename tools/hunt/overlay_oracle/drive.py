@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -209,8 +210,14 @@ def run(a: argparse.Namespace, run_dir: str) -> tuple[list[str], int]:
                 p.wait(10)
             except Exception:
                 p.kill()
-        subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", run_dir], env=env,
-                       capture_output=True)
+        down = subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", run_dir], env=env,
+                              capture_output=True)
+        if down.returncode:  # (a tree that cannot even import eventpy, say): stop the brokers by their pids
+            for pid_file in Path(run_dir).glob("*.pid"):
+                try:
+                    os.kill(int(pid_file.read_text()), signal.SIGTERM)
+                except (OSError, ValueError):
+                    pass
     return problems, races
 
 
