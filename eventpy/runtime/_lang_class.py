@@ -22,17 +22,15 @@ from __future__ import annotations
 from typing import Any
 
 from ._boundary import callers_mistake
-from ._lang_fields import OWN_DEFAULTS, GuardField, _check_field, _frozen, _state, class_default, inheritors, inherits
+from ._lang_fields import (OWN_DEFAULTS, GuardField, _check_field, _frozen, _state, class_attr, class_default,
+                           inheritors, inherits)
 from ._params import short as _short
 
 
 def _field(cls: type, name: str) -> GuardField | None:
     """The guard field Python's lookup of `name` on `cls` finds first, if it is one."""
-    for k in cls.__mro__:
-        if name in k.__dict__:
-            v = k.__dict__[name]
-            return v if isinstance(v, GuardField) else None
-    return None
+    v = class_attr(cls, name)[1]
+    return v if isinstance(v, GuardField) else None
 
 
 class EventClass(type):

@@ -168,6 +168,15 @@ def inherits(obj: Any, st: _Instance, field: str) -> bool:
     return held is not NOTHING and obj.__dict__.get(field, NOTHING) is held
 
 
+def class_attr(cls: type, name: str) -> tuple[type | None, Any]:
+    """The class whose __dict__ Python's lookup of `name` on `cls` finds first, and the value
+    there; (None, NOTHING) when no class in the MRO has it."""
+    for k in cls.__mro__:
+        if name in k.__dict__:
+            return k, k.__dict__[name]
+    return None, NOTHING
+
+
 def class_default(cls: type, field: str) -> tuple[type | None, Any]:
     """The class an object of `cls` reads `field` from while it has no value of its own, and the
     value, by Python's lookup along the MRO: a default of an event class (the field's descriptor

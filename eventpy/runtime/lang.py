@@ -39,7 +39,7 @@ from ..guards._errors import source_lines
 from ._boundary import callers_mistake
 from ._lang_class import EventClass, metaclass
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
-                           class_default, inheritors, last, release, released, subscriptions_of)
+                           class_attr, class_default, inheritors, last, release, released, subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .model import EventType
 
@@ -322,8 +322,8 @@ def _refuse_computed(cls: type, field: str, local: bool) -> None:
     """A guard reads values the object stores (each store sends one): a property by the field's
     name, which Python's lookup finds first, would compute it instead, and the field put in its
     place would silently hide the property's getter and setter."""
-    where = next((k for k in cls.__mro__ if field in k.__dict__), None)
-    if where is not None and isinstance(where.__dict__[field], (property, functools.cached_property)):
+    where, found = class_attr(cls, field)
+    if isinstance(found, (property, functools.cached_property)):
         what = "a `local` field" if local else "read by a guard"
         raise TypeError(f"{cls.__qualname__}: self.{field}, {what}, is a property of {where.__qualname__}: a "
                         "guard reads fields the object stores "

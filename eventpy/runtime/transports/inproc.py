@@ -122,6 +122,7 @@ def nearest_rank(sorted_values: list[float], q: float) -> float:
         return float("nan")
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
+
 _VERSIONS = 128  # earlier values kept per subscription for 000 §8.1 (c)'s spurious events
 
 
