@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from ._executor import handled_event, in_callback
-from ._params import check_timeout
+from ._params import answer_budget, check_timeout
 
 _lock = threading.Lock()
 _nodes: list[Any] = []  # every open Node of this process (api.Node)
@@ -88,9 +88,7 @@ def _barrier(deadline: float, timeout: float) -> None:
     """Every message sent by this process so far processed, and the callbacks it caused returned."""
     with _lock:
         nodes = list(_nodes)
-    # the edge broker may wait 90% of our time for the peers it asks, so that its answer, naming
-    # a silent one, arrives before we give up
-    budget = max(0.0, deadline - time.monotonic()) * 0.9
+    budget = answer_budget(max(0.0, deadline - time.monotonic()))
     waits = [(n, *n._local.flush(budget)) for n in nodes if not n._local.closed]
     for node, token, done in waits:
         answered = done.wait(max(0.0, deadline - time.monotonic()))

@@ -27,7 +27,7 @@ from ._settler import Settler
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
-from ._params import KIND_NAMES, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
+from ._params import KIND_NAMES, answer_budget, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
 from .lang import subscriptions_of
 from .model import Event, EventType
 
@@ -214,9 +214,7 @@ class Node:
         check_timeout("confirm", timeout)
         if self._local.closed:
             raise RuntimeError(f"node {self.name} is closed: there is nothing left to confirm")
-        # the edge broker may wait 90% of our time for the brokers upstream, so its answer (and
-        # the silent broker's name) arrives before we give up
-        token, done = self._local.request_ack(budget=timeout * 0.9)
+        token, done = self._local.request_ack(budget=answer_budget(timeout))
         if not done.wait(timeout):
             self._local.give_up(token)  # a late answer is not kept
             raise UpdateNotConfirmed(self._local.overlay.edge_name(), timeout)
