@@ -86,3 +86,25 @@ def test_live_latency_percentiles_are_nearest_rank():
     from eventpy.replay.live.driver import _pct
     ms = [x / 1000 for x in range(1, 101)]  # 1..100 ms
     assert (_pct(ms, 0.5), _pct(ms, 0.99)) == (50.0, 99.0)
+
+
+def test_throughput_is_over_the_trace_not_up_to_the_last_delivery():
+    """One useful event early in a 1 s trace is 0.5 events/s for each of two subscribers; the
+    span used to end at the last delivery (0.11 s), which made it 4.5 (the simulator's grid had
+    the same defect, fixed before)."""
+    from eventpy.replay.live.driver import _measure
+
+    trace = hand_trace(False)
+    t0 = 100.0
+    published = {eid: t0 + t for t, eid, *_ in trace.events}
+    arrivals = [(0, 0, t0 + 0.11)]  # s0 gets event 0 (firm A at 9.0 < 10.0), nothing else arrives
+    m = _measure(trace, "hand", 1.0, arrivals, published, {}, t0, t0 + 0.9, 0.0, 0.0, 0.0, [0, 0], {}).metrics
+    assert m["useful"] == 1 and m["span_s"] == pytest.approx(1.0)
+    assert m["throughput"] == pytest.approx(1 / 1.0 / 2)
+    # a delivery that lags past the trace's end stretches the phase, as in the simulator
+    late = [(0, 0, t0 + 1.5)]
+    m = _measure(trace, "hand", 1.0, late, published, {}, t0, t0 + 0.9, 0.0, 0.0, 0.0, [0, 0], {}).metrics
+    assert m["span_s"] == pytest.approx(1.5)
+    # at twice the speed the trace lasts half as long on the wall clock
+    m = _measure(trace, "hand", 2.0, arrivals, published, {}, t0, t0 + 0.45, 0.0, 0.0, 0.0, [0, 0], {}).metrics
+    assert m["span_s"] == pytest.approx(0.5)
