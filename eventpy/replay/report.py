@@ -41,7 +41,9 @@ COLUMN_DOCS = {
                   "from the start of the replayed phase to the end of the trace or the last delivery, whichever "
                   "is later",
     "latency_p50_ms / latency_p99_ms": "milliseconds (virtual time) from an event's publication to its delivery, "
-                                       "median and 99th percentile over delivered events",
+                                       "median and 99th percentile (nearest rank) over one seed's delivered "
+                                       "events; with several seeds, the mean of the seeds' percentiles (the runs "
+                                       "keep no raw latencies to pool)",
     "delay_ms": "update delay, milliseconds: from an update to the first delivered event that its new guard takes "
                 "and its old one did not (000 §8.1 (a)); the mean over such samples of every seed, — where there were none",
     "spurious": "events that reached a subscriber and were dropped by its local filter",
