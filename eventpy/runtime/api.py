@@ -333,7 +333,7 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
         except ConnectionError as e:
             if not from_env:
                 raise
-            raise ConnectionError(f"{from_env}{e}") from None
+            raise type(e)(f"{from_env}{e}") from None  # a ConnectionRefusedError stays one
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:
@@ -366,9 +366,10 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
         local = overlay.attach(name, mode)
     except AttachError as e:  # a peer answered: the reason is complete
         raise ConnectionError(f"cannot attach to {url}: {e}") from None
-    except OSError as e:
-        raise ConnectionError(f"cannot attach to {url}: {e} (is a broker running there? "
-                              "`eventpy overlay up` starts an overlay)") from None
+    except OSError as e:  # a program retrying on ConnectionRefusedError still can
+        kind = type(e) if isinstance(e, ConnectionError) else ConnectionError
+        raise kind(f"cannot attach to {url}: {e} (is a broker running there? "
+                   "`eventpy overlay up` starts an overlay)") from None
     node = Node(local, monitor)
     with _lock:
         _nodes.append(node)

@@ -352,6 +352,17 @@ def test_unknown_broker_urls_are_refused_clearly(monkeypatch):
         eventpy.connect()
 
 
+def test_a_refused_connection_stays_a_connection_refused_error(monkeypatch):
+    """A program that retries on ConnectionRefusedError (a broker not up yet) can still catch
+    it: the message gained the URL and a hint, the exception kept its class (it was a plain
+    ConnectionError, and so was the EVENTPY_BROKER-prefixed one)."""
+    with pytest.raises(ConnectionRefusedError, match="is a broker running there"):
+        eventpy.connect("tcp://127.0.0.1:1")
+    monkeypatch.setenv("EVENTPY_BROKER", "tcp://127.0.0.1:1")
+    with pytest.raises(ConnectionRefusedError, match="^EVENTPY_BROKER: cannot attach"):
+        eventpy.connect()
+
+
 def test_conflicting_embedded_configuration_is_refused():
     eventpy.connect(matcher="poset")
     with pytest.raises(ValueError, match="already runs with"):
@@ -516,3 +527,21 @@ def test_drain_says_when_callbacks_never_stop_publishing():
         eventpy.drain(0.5)
     stop.set()
     eventpy.drain(5.0)
+
+
+def test_shutdown_closes_what_a_remote_attachment_opened():
+    """A TCP attachment's asyncio loop was stopped but never closed: its self-pipe sockets and
+    selector stayed open until the garbage collector found them (a ResourceWarning under -W
+    error), two or three descriptors for each overlay a long-running program had tried."""
+    import os
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    eventpy.shutdown()
+    before = fds()
+    for _ in range(3):
+        with pytest.raises(ConnectionRefusedError):
+            eventpy.connect("tcp://127.0.0.1:1")
+        eventpy.shutdown()
+    assert fds() == before

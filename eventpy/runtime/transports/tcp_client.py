@@ -292,6 +292,11 @@ class TcpOverlay:
             asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=2 * flush_timeout + 5)
         except Exception:  # a loop that is already gone has nothing left to close
             pass
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        try:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        except RuntimeError:  # stopped and closed before
+            pass
         self._thread.join(timeout=5)
+        if not self._thread.is_alive() and not self.loop.is_closed():
+            self.loop.close()  # its self-pipe sockets and selector: two descriptors per overlay, left to the GC before
         self.pool.shutdown()
