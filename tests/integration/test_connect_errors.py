@@ -100,3 +100,27 @@ def test_a_second_node_of_the_same_name_is_refused_at_connect(broker_server):
     first.publish(eventpy.EventType("dup.N", n=int), n=1)
     eventpy.drain(5)
     assert got == [1]
+
+
+def test_a_broker_served_in_a_thread_and_a_client_leave_no_descriptor_open():
+    """Embedding a broker (`start_in_thread`) and attaching to it: stop() and shutdown() closed
+    the sockets but not the two asyncio loops, whose selectors and self-pipes stayed open until
+    the garbage collector found them (ResourceWarning: unclosed event loop)."""
+    import os
+
+    from eventpy.runtime.broker import Broker
+    from eventpy.runtime.transports.tcp import BrokerServer
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    eventpy.shutdown()
+    before = fds()
+    for _ in range(3):
+        server = BrokerServer(Broker("b0"), "127.0.0.1", 0, {})
+        stop = server.start_in_thread()
+        node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+        node.close()
+        eventpy.shutdown()
+        stop()
+    assert fds() == before

@@ -26,10 +26,10 @@ def restart(run_dir: Path, name: str, env: dict, cwd: Path) -> None:
     os.kill(int(pid_file.read_text()), signal.SIGKILL)
     (run_dir / f"{name}.status.json").unlink(missing_ok=True)
     time.sleep(0.3)
-    log = open(run_dir / f"{name}.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "eventpy", "broker", "--config", str(run_dir / "overlay.toml"),
-                             "--id", name], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                            start_new_session=True)
+    with open(run_dir / f"{name}.log", "ab") as log:  # the broker keeps its own descriptor
+        proc = subprocess.Popen([sys.executable, "-m", "eventpy", "broker", "--config", str(run_dir / "overlay.toml"),
+                                 "--id", name], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                                start_new_session=True)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         statuses = {}

@@ -104,6 +104,7 @@ def test_compiled_programs_across_three_brokers(overlay):
     finally:
         if sub.poll() is None:
             sub.kill()
+        sub.communicate()  # reaps it and closes its pipes
 
 
 ENDS_WITHOUT_DRAIN = textwrap.dedent('''

@@ -92,7 +92,7 @@ def test_a_long_stream_is_exact_in_order_and_strict_under_updates(overlay):
     finally:
         if pub.poll() is None:
             pub.kill()
-            pub.wait()
+        pub.communicate()  # reaps it and closes its pipes
 
     either, every = oracle()
     assert got["every"] == every  # exact, in order, once each

@@ -174,6 +174,8 @@ class BrokerServer:
             asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(timeout)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
+            if not thread.is_alive():
+                loop.close()  # its selector and self-pipe, left to the garbage collector before
 
         return stop
 
