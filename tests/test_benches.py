@@ -142,8 +142,10 @@ def test_the_p2p_benchmark_runs_every_experiment_of_004_and_states_its_checks():
     # its checks are the paper's trends, which --quick's small overlays need not show: exit 1
     # (a check failed) is a result, anything else a defect
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # the timeout guards against a hang only: --quick took 134 s at a load average of 4 on the 2
+    # cores and about 240 s on a busier day, too near the 300 s it had
     done = subprocess.run([sys.executable, "tools/bench/p2p.py", "--quick", "--json"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=900)
     assert done.returncode in (0, 1), done.stderr[-2000:]
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.stdout.strip() and all(line.startswith("{") for line in done.stdout.splitlines())
