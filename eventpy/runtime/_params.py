@@ -68,9 +68,9 @@ def answer_budget(remaining: float) -> float:
     """The part of a waiter's `remaining` seconds that the edge broker may spend waiting for the
     brokers and clients it asks (drain, confirm), so that its answer naming a silent one arrives
     before the waiter gives up. The rest is slack for the answer's way back and for a late
-    timer on a loaded machine: a tenth, and at least a quarter second when the waiter has half a
-    second to spare (a 1 s drain kept 0.1 s, and a loaded CI machine lost the name in it)."""
-    return remaining - max(0.1 * remaining, min(0.25, 0.5 * remaining))
+    timer on a loaded machine: a tenth, and at least half a second when the waiter has a second
+    (a 1 s drain kept 0.1 s, and a loaded CI machine lost the name in it)."""
+    return remaining - max(0.1 * remaining, min(0.5, 0.5 * remaining))
 
 
 def check_members(plan: Any, name: str, value: Any, what: str = "") -> None:

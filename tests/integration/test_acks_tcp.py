@@ -42,7 +42,7 @@ def test_confirm_names_a_broker_that_stopped_answering(overlay):
     try:
         sub.update(limit=100.0)
         with pytest.raises(eventpy.UpdateNotConfirmed) as info:
-            sub.confirm(timeout=5.0)  # the edge broker waits 4.5 s of it for b1, then names it
+            sub.confirm(timeout=5.0)  # the edge broker waits 4.5 s of it for b1, then names b1
         assert info.value.broker == "b1"
         assert "b1" in str(info.value)
     finally:
