@@ -273,3 +273,13 @@ def test_ctrl_c_while_overlay_up_waits_stops_the_brokers_it_started(tmp_path):
         up.wait()
         subprocess.run([sys.executable, "-m", "eventpy", "overlay", "down", "--run-dir", str(run)],
                        capture_output=True, timeout=60)
+
+
+def test_both_commands_say_their_version():
+    import eventpy
+    from importlib.metadata import version
+
+    assert version("eventpy") == eventpy.__version__  # pyproject reads it from the package
+    for command in (["-m", "eventpy"], ["-c", "import sys; from eventpy.compiler.cli import main; sys.exit(main())"]):
+        out = subprocess.run([sys.executable, *command, "--version"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout.split()[-1] == eventpy.__version__, out
