@@ -15,6 +15,7 @@ The driver only ever holds the grid's metric rows.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -33,7 +34,10 @@ METRIC_COLUMNS = (
 )
 BROKER_COLUMNS = ("point string, broker string, sub_messages long, sub_bytes long, pub_messages long, "
                   "utilization double, sub_share double, memory_bytes long")
-DELIVERY_COLUMNS = "point string, trace string, eid long, sub_id long, t double"
+# t: virtual time of the callback; latency: t less the event's publication (the seconds behind
+# latency_p50_ms and latency_p99_ms, kept so that percentiles over several seeds can be pooled)
+DELIVERY_COLUMNS = "point string, trace string, eid long, sub_id long, t double, latency double"
+QUANTILES = {"latency_p50_ms": 0.5, "latency_p99_ms": 0.99}
 TRUTH_COLUMNS = "trace string, eid long, sub_id long"
 
 
@@ -92,8 +96,9 @@ def run_point(point: Point, cost: Any = None) -> Iterator[tuple[str, tuple]]:
     for b in result.brokers:
         yield "brokers", (point.point_id, b["broker"], b["sub_messages"], b["sub_bytes"], b["pub_messages"],
                           float(b["utilization"]), float(b["sub_share"]), b["memory_bytes"])
+    published = {eid: result.t0 + t for t, eid, *_ in trace.events}
     for eid, sid, t in result.deliveries:
-        yield "deliveries", (point.point_id, spec.trace_id, eid, sid, t)
+        yield "deliveries", (point.point_id, spec.trace_id, eid, sid, t, t - published[eid])
 
 
 def _num(v: Any) -> Any:
@@ -179,10 +184,43 @@ def run_grid(spark: Any, config: Config, out: Path, progress: Any = None) -> lis
     # repartition, not coalesce: coalesce(1) would pull the joins above into one task (and one
     # task's memory: it ran out on htm-paper's millions of deliveries)
     run_job(spark, "metrics", lambda: metrics.repartition(1).write.parquet(str(out / "metrics.parquet")), progress)
+    pooled = {key: values for key, values in pooled_latencies(deliveries, raw_metrics)}
     raw_metrics.unpersist()
     rows = [r.asDict() for r in spark.read.parquet(str(out / "metrics.parquet")).collect()]
+    for r in rows:  # the same figures on every seed's row of a group: the report's tables take them
+        r.update(pooled.get(group_key(r), {}))
     return sorted(rows, key=lambda r: (r["workload"], r["subscribers"], r["update_rate"], r["mode"], r["rum"],
                                        r["matcher"], r["seed"]))
+
+
+GROUP = ("workload", "mode", "matcher", "rum", "update_rate", "subscribers")  # a table row: its seeds pooled
+
+
+def group_key(row: dict[str, Any]) -> tuple:
+    return tuple(row[k] for k in GROUP)
+
+
+def pooled_latencies(deliveries: Any, metrics: Any) -> list[tuple[tuple, dict[str, float]]]:
+    """Per table row (GROUP), the latency percentiles over the delivered events of all its seeds
+    by nearest rank, as each run computes its own over one seed (the mean of the seeds'
+    percentiles is not a percentile of anything). Exact: Spark ranks the latencies of each group
+    (a sort), the driver gets two numbers per group."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    keyed = deliveries.select("point", "latency").join(metrics.select("point", *GROUP), "point")
+    ranked = (keyed.withColumn("rank", F.row_number().over(Window.partitionBy(*GROUP).orderBy("latency")))
+              .withColumn("n", F.count("*").over(Window.partitionBy(*GROUP))))
+    wanted = F.lit(False)
+    for q in QUANTILES.values():
+        wanted = wanted | (F.col("rank") == F.greatest(F.lit(1), F.ceil(F.col("n") * q)))
+    out: dict[tuple, dict[str, float]] = {}
+    for r in ranked.filter(wanted).collect():
+        row = r.asDict()
+        for name, q in QUANTILES.items():
+            if row["rank"] == max(1, math.ceil(row["n"] * q)):
+                out.setdefault(group_key(row), {})[name.replace("_ms", "_pooled_ms")] = 1e3 * row["latency"]
+    return list(out.items())
 
 
 def busiest_brokers(spark: Any, out: Path, rows: list[dict[str, Any]], k: int = 8) -> list[dict[str, Any]]:

@@ -41,9 +41,8 @@ COLUMN_DOCS = {
                   "from the start of the replayed phase to the end of the trace or the last delivery, whichever "
                   "is later",
     "latency_p50_ms / latency_p99_ms": "milliseconds (virtual time) from an event's publication to its delivery, "
-                                       "median and 99th percentile (nearest rank) over one seed's delivered "
-                                       "events; with several seeds, the mean of the seeds' percentiles (the runs "
-                                       "keep no raw latencies to pool)",
+                                       "median and 99th percentile (nearest rank) over the delivered events of "
+                                       "every seed together",
     "delay_ms": "update delay, milliseconds: from an update to the first delivered event that its new guard takes "
                 "and its old one did not (000 §8.1 (a)); the mean over such samples of every seed, — where there were none",
     "spurious": "events that reached a subscriber and were dropped by its local filter",
@@ -116,7 +115,8 @@ def _pooled_delay(rows: list[dict[str, Any]]) -> float:
 
 
 def averaged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (rate, subscribers, mode, matcher): the mean over seeds."""
+    """One row per (rate, subscribers, mode, matcher): the mean over seeds; the delay and the
+    latency percentiles over the samples of every seed together."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["update_rate"], r["subscribers"], mode_label(r), r["matcher"]), []).append(r)
@@ -127,6 +127,10 @@ def averaged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                       "sub_share", "delay_samples", "updates"):
             row[k] = _mean([r.get(k) for r in rs])
         row["delay_ms"] = _pooled_delay(rs)
+        for k in ("latency_p50_ms", "latency_p99_ms"):  # over every seed's deliveries (grid.pooled_latencies)
+            pooled = {r.get(k.replace("_ms", "_pooled_ms")) for r in rs}
+            if len(pooled) == 1 and None not in pooled:
+                row[k] = pooled.pop()
         row["throughput_spread"] = _spread([r["throughput"] for r in rs])
         out.append(row)
     return out

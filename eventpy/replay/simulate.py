@@ -29,6 +29,7 @@ class RunResult:
     metrics: dict[str, Any]
     deliveries: list[tuple[int, int, float]]  # (eid, sub_id, virtual time of the callback)
     brokers: list[dict[str, Any]]  # one row per broker
+    t0: float = 0.0  # virtual time at which the trace's clock starts (after the subscriptions were set up)
 
 
 def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str = "attribute",
@@ -133,7 +134,7 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         "sub_share": max(rows, key=lambda r: r["utilization"])["sub_share"] if rows else 0.0,
         "wall_s": time.perf_counter() - wall,
     }
-    return RunResult(out, deliveries, rows)
+    return RunResult(out, deliveries, rows, t0)
 
 
 def _scaled(service: Any, scale: float) -> Any:
