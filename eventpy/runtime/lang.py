@@ -27,6 +27,7 @@ The fields' machinery is in `_lang_fields`; this module has the event methods an
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import inspect
 import linecache
@@ -36,7 +37,7 @@ from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
-from ._boundary import callers_mistake
+from ._boundary import callers_mistake, past_wrapper
 from ._lang_class import EventClass, metaclass
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
                            class_attr, class_default, inheritors, last, release, released, subscriptions_of)
@@ -150,6 +151,13 @@ class EventMethod:
             raise TypeError(f"{self.etype.name}: {owner}.{name}(...) publishes an event and takes no "
                             f"object; to run the body of {owner}.{name} from an override, call "
                             f"super().{name}(...) (without self)")
+        unknown = [k for k in kwargs if k not in self.signature.parameters]
+        if unknown:  # named first: bind() says only that the attribute it stands for is missing
+            names = list(self.signature.parameters)
+            near = difflib.get_close_matches(unknown[0], names, 1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise TypeError(f"{self.etype.name}: unexpected keyword argument {unknown[0]!r}; {hint}"
+                            f"the event's attributes are {', '.join(names)}")
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -196,6 +204,7 @@ class EventMethod:
         def on_event(ev: Any) -> None:
             func(obj, *ev.values)
 
+        on_event.__eventpy_what__ = f"event method {func.__qualname__}"  # type: ignore[attr-defined]  (a log names it)
         return on_event
 
 
@@ -308,6 +317,9 @@ def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
         objects[key] = objects.get(key, 0) + 1
         try:
             return close(self, *args, **kwargs)
+        except BaseException as e:  # the program's close: its frames, not this wrapper's
+            past_wrapper(e)
+            raise  # (_boundary)
         finally:
             objects[key] -= 1
             if not objects[key]:
@@ -454,7 +466,11 @@ def _in_file(e: GuardError, marker: When, filename: str) -> GuardError:
 
 def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init(self, *args, **kwargs)
+        try:
+            init(self, *args, **kwargs)
+        except BaseException as e:  # the program's constructor: its frames, not this wrapper's
+            past_wrapper(e)
+            raise  # (_boundary)
         # the most derived constructor subscribes, once: not again where __init__ runs on an
         # object already subscribed (a reset calling self.__init__(), a __new__ returning a live
         # object), whose stores reached its subscriptions (a second set delivered every event twice)
