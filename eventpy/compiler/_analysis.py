@@ -120,6 +120,7 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
         for info in self.classes.values():
             if info.rewritten:
                 self._check_decorators(info)
+                self._check_redefined_events(info)
             for fn in info.events:
                 Where.line = fn.lineno
                 self._check_generator(fn)

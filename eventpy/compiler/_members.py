@@ -48,6 +48,27 @@ class MemberChecks:
                                        "a value; assign one its guard rejects instead (or keep a flag the guard "
                                        "reads, such as self.active)", el)
 
+    def _check_redefined_events(self, info: ClassInfo) -> None:
+        """A name of the class body bound again after an `event def` of that name: Python keeps the
+        last binding, so the event method, its guard and its subscription would be gone without a
+        word (Class.quote(...) would call the later def and publish nothing)."""
+        events: dict[str, int] = {}  # name -> line of the event def that binds it
+        for stmt in info.node.body:
+            for name in _bound_by(stmt):
+                if name not in events:
+                    continue
+                if stmt in info.events:
+                    self.error(f"the event method {name} on line {events[name]} is defined again here: Python keeps "
+                               "only the last definition, so the first one's guard would never subscribe; give "
+                               "one another name, or join the two guards with `or` in one event method", stmt)
+                else:
+                    self.error(f"{name} is defined again here, after the event method {name} on line "
+                               f"{events[name]}: Python keeps the last definition, so the event method (its guard, "
+                               f"its subscription, {info.node.name}.{name}(...) publishing) would be lost; rename "
+                               "one of them", stmt)
+            if stmt in info.events:
+                events[stmt.name] = stmt.lineno  # type: ignore[attr-defined]
+
     def _check_generator(self, fn: ast.FunctionDef) -> None:
         """A `yield` makes a function a generator: calling it on a delivery would only make a
         generator object that nothing iterates, and the body would never run."""
@@ -103,6 +124,21 @@ class MemberChecks:
             found = True
         return found
 
+
+
+def _bound_by(stmt: ast.stmt) -> list[str]:
+    """The names a statement of a class body binds there."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names]
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AugAssign) or (isinstance(stmt, ast.AnnAssign) and stmt.value is not None):
+        targets = [stmt.target]  # (an annotation without a value binds nothing)
+    else:
+        targets = []
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
 
 
 def _own_nodes(cls: ast.ClassDef) -> list[ast.AST]:

@@ -71,6 +71,15 @@ def diag(text: str) -> CompileError:
     ('self.limit = price', 'if price:\n            yield from ()', 8, "yield from", "its body would never run"),
     ('price < self.limit', 'price < last self.limit', 6, "self.limit:",
      "`last` is not needed in a guard: a guard reads the released value of a `local` field already"),
+    # a second definition of an event method's name in the class body: Python keeps the last, so
+    # the event method, its guard and its subscription were silently gone (Class.quote(...) called
+    # the plain def, with the firm as self, and published nothing)
+    ('self.limit = price', 'self.limit = price\n\n    def quote(self, x):\n        return x', 9, "def quote",
+     "quote is defined again here, after the event method quote on line 6"),
+    ('self.limit = price', 'self.limit = price\n\n    event def quote(self, firm: str, price: float) when price > '
+     'self.limit:\n        pass', 9, "event def quote", "join the two guards with `or`"),
+    ('self.limit = price', 'self.limit = price\n\n    quote = None', 9, "quote", "rename one of them"),
+    ('price < self.limit', '(limit := price) < self.limit', 6, ":=", "a guard assigns nothing"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
