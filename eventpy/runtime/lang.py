@@ -507,7 +507,9 @@ def _guard_values(obj: Any) -> list[tuple[EventMethod, dict[str, Any]]]:
                     env[f] = _frozen(obj.__dict__[f])
                 except KeyError:
                     raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads self.{f}, which "
-                                         "is not set when the constructor returns") from None
+                                         "is not set when the constructor returns (the object subscribes "
+                                         f"then): assign self.{f} in __init__, or give the class a default "
+                                         f"(`{f} = ...` in its body)") from None
         method.check_fields(env)
         envs.append((method, env))
     return envs

@@ -9,8 +9,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import traceback
 
 import pytest
+
+from _programs import load  # tests/compiler/_programs.py
 
 pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
 
@@ -98,3 +101,23 @@ def test_an_event_method_that_raises_is_logged_with_its_own_frames_and_name(tmp_
             "is dropped for this subscriber") in out.stderr, out.stderr
     assert frames == [f'  File "{prog}", line 12, in quote'], out.stderr
     assert out.stderr.rstrip().endswith("RuntimeError: negative price from IBM"), out.stderr
+
+
+def test_a_guard_field_set_only_after_the_constructor_says_where_to_set_it():
+    ns = load('''
+    class Desk:
+        def __init__(self, name: str):
+            self.name = name
+
+        def arm(self, limit: float):
+            self.limit = limit
+
+        event def quote(self, firm: str, price: float) when price < self.limit:
+            pass
+    ''')
+    with pytest.raises(AttributeError) as info:
+        ns["Desk"]("alice")
+    assert str(info.value) == ("Desk.quote: the guard reads self.limit, which is not set when the constructor "
+                               "returns (the object subscribes then): assign self.limit in __init__, or give the "
+                               "class a default (`limit = ...` in its body)")
+    assert traceback.extract_tb(info.value.__traceback__)[-1].filename == __file__
