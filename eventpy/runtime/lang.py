@@ -151,13 +151,16 @@ class EventMethod:
             raise TypeError(f"{self.etype.name}: {owner}.{name}(...) publishes an event and takes no "
                             f"object; to run the body of {owner}.{name} from an override, call "
                             f"super().{name}(...) (without self)")
+        names = list(self.signature.parameters)
         unknown = [k for k in kwargs if k not in self.signature.parameters]
         if unknown:  # named first: bind() says only that the attribute it stands for is missing
-            names = list(self.signature.parameters)
             near = difflib.get_close_matches(unknown[0], names, 1)
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise TypeError(f"{self.etype.name}: unexpected keyword argument {unknown[0]!r}; {hint}"
                             f"the event's attributes are {', '.join(names)}")
+        if len(args) > len(names):  # bind() says only "too many positional arguments"
+            raise TypeError(f"{self.etype.name}: takes {len(names)} attributes ({', '.join(names)}), "
+                            f"got {len(args)} positional arguments")
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:

@@ -46,6 +46,8 @@ elif case == "delete":
     del m.limit
 elif case == "keyword":
     Monitor.quote(firm="IBM", prize=1.0)
+elif case == "positional":
+    Monitor.quote("IBM", 1.0, 2)
 elif case == "delivery":
     m = Monitor(1.0)
     Monitor.quote("IBM", -1.0)
@@ -121,3 +123,11 @@ def test_a_guard_field_set_only_after_the_constructor_says_where_to_set_it():
                                "returns (the object subscribes then): assign self.limit in __init__, or give the "
                                "class a default (`limit = ...` in its body)")
     assert traceback.extract_tb(info.value.__traceback__)[-1].filename == __file__
+
+
+def test_too_many_arguments_of_an_event_call_says_what_the_event_takes(tmp_path):
+    prog, out, frames = _run(tmp_path, "positional")
+    assert out.returncode == 1
+    assert frames == [f'  File "{prog}", line 30, in <module>'], out.stderr
+    assert out.stderr.rstrip().splitlines()[-1] == ("TypeError: __main__.Monitor.quote: takes 2 attributes "
+                                                    "(firm, price), got 3 positional arguments")
