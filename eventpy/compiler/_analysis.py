@@ -127,6 +127,7 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
                 self._check_guard(fn, info)
         for info in self.classes.values():
             self._check_dict_stores(info)
+            self._check_overrides(info)
         for line, name in self.lowered.locals.items():
             if line not in self.declared:  # lowered to a plain annotated variable: say so
                 self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "

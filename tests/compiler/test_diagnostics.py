@@ -534,3 +534,26 @@ def test_set_members_of_the_attribute_type_compile():
     compile_source(SETS.replace('{"IBM", "HP"}', 'frozenset(("IBM",))') + "    def f(self):\n        self.names = set()\n",
                    "m.epy")
 
+
+
+@pytest.mark.parametrize("child, words", [
+    # what the runtime refuses at the subclass's `class` line (lang._event_methods): `eventpyc
+    # --check` passed both, and the program then failed when it ran
+    ("    event def quote(self, firm: str, px: float) when px < self.limit:\n        pass\n",
+     "event method Child.quote(firm: str, px: float) overrides M.quote(firm: str, price: float) (line 6): an "
+     "override must keep the parameters"),
+    ("    event def quote(self, firm: str, price: int) when price < self.limit:\n        pass\n",
+     "overrides M.quote(firm: str, price: float)"),
+    ("    def quote(self, firm, price):\n        pass\n",
+     "Child.quote overrides the event method M.quote (line 6) with a plain method; declare it `event def"),
+])
+def test_an_override_in_the_same_file_that_the_runtime_refuses_is_a_diagnostic(child, words):
+    text = BASE + "\n\nclass Child(M):\n    def __init__(self, limit: float):\n        super().__init__(limit, 'c')\n\n" + child
+    e = diag(text)
+    assert (e.line, e.column) == (BASE.count("\n") + 7, 5) and words in e.message, e.render()
+
+
+def test_an_override_that_keeps_the_parameters_compiles():
+    text = BASE + ("\n\nclass Child(M):\n    event def quote(self, firm: str, price: float) when price > self.limit:\n"
+                   "        super().quote(firm, price)\n\n\nclass Grandchild(Child):\n    def other(self):\n        pass\n")
+    compile_source(text, "m.epy")
