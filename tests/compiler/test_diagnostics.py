@@ -557,3 +557,15 @@ def test_an_override_that_keeps_the_parameters_compiles():
     text = BASE + ("\n\nclass Child(M):\n    event def quote(self, firm: str, price: float) when price > self.limit:\n"
                    "        super().quote(firm, price)\n\n\nclass Grandchild(Child):\n    def other(self):\n        pass\n")
     compile_source(text, "m.epy")
+
+
+@pytest.mark.parametrize("word", ["release", "x = last"])
+def test_a_typo_of_a_local_field_after_release_or_last_names_the_field(word):
+    # it said to declare `local levle: TYPE = VALUE`, a second field, for a typo of the first
+    text = BASE.replace("class M:\n", "class M:\n    local level: float = 0.0\n\n", 1).replace(
+        "self.limit = price", f"self.level = price\n        {word} self.levle", 1)
+    e = diag(text)
+    assert e.line == 10, e.render()
+    verb = word.split()[-1]
+    assert e.message == (f"`{verb} self.levle`: the class has no field levle; did you mean `{verb} self.level`? "
+                         "(self.level is declared `local` in class M)"), e.render()
