@@ -123,7 +123,11 @@ class EventMethod:
             except TypeError as e:
                 callers_mistake(e)
                 raise
-            n = node()
+            try:
+                n = node()  # the first publication may attach the process (an unusable EVENTPY_BROKER)
+            except (ConnectionError, ValueError) as e:
+                callers_mistake(e)
+                raise
             try:
                 values = n._values(etype, attrs)
             except (TypeError, ValueError) as e:
@@ -480,8 +484,9 @@ def _subscribing_init(init: Callable) -> Callable:
         if type(self).__init__ is __init__ and not _state(self).subs:
             try:
                 envs = _guard_values(self)
-            except (TypeError, AttributeError) as e:  # fields the guards cannot take: the program's
-                callers_mistake(e)
+                node()  # the first object attaches the process: an EVENTPY_BROKER it cannot use is said here
+            except (TypeError, AttributeError, ConnectionError, ValueError) as e:  # fields the guards
+                callers_mistake(e)  # cannot take, a broker that is not there: the program's
                 raise  # from the line that made the object (_boundary)
             _subscribe(self, envs)
 

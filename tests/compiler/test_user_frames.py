@@ -6,6 +6,7 @@ for a crash of eventpy)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -53,14 +54,16 @@ elif case == "delivery":
     Monitor.quote("IBM", -1.0)
     eventpy.drain(10)
     print("still running")
+elif case == "publish":
+    Monitor.quote("IBM", 1.0)
 '''
 
 
-def _run(tmp_path, case):
+def _run(tmp_path, case, env=None):
     prog = tmp_path / "desk.epy"
     prog.write_text(textwrap.dedent(PROGRAM).lstrip("\n"))
     out = subprocess.run([sys.executable, "-m", "eventpy", "run", str(prog), case],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, env=env)
     frames = [line for line in out.stderr.splitlines() if line.startswith("  File ")]
     return prog, out, frames
 
@@ -131,3 +134,16 @@ def test_too_many_arguments_of_an_event_call_says_what_the_event_takes(tmp_path)
     assert frames == [f'  File "{prog}", line 30, in <module>'], out.stderr
     assert out.stderr.rstrip().splitlines()[-1] == ("TypeError: __main__.Monitor.quote: takes 2 attributes "
                                                     "(firm, price), got 3 positional arguments")
+
+
+@pytest.mark.parametrize("url, error", [("tcp://127.0.0.1:1", "ConnectionError: EVENTPY_BROKER: cannot attach to "
+                                                             "tcp://127.0.0.1:1"),
+                                        ("garbage", "ValueError: EVENTPY_BROKER: cannot attach to 'garbage'")])
+@pytest.mark.parametrize("case, line", [("delivery", 32), ("publish", 37)])
+def test_an_unusable_broker_url_is_raised_from_the_line_that_first_needs_the_overlay(tmp_path, url, error, case, line):
+    # the first object made (or event published) attaches the process: the error went on through
+    # lang.py's __init__, _subscribe and node(), and api.py's connect
+    prog, out, frames = _run(tmp_path, case, env={**os.environ, "EVENTPY_BROKER": url})
+    assert out.returncode == 1
+    assert frames == [f'  File "{prog}", line {line}, in <module>'], out.stderr
+    assert out.stderr.rstrip().splitlines()[-1].startswith(error), out.stderr
