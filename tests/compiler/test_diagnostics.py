@@ -80,6 +80,13 @@ def diag(text: str) -> CompileError:
      'self.limit:\n        pass', 9, "event def quote", "join the two guards with `or`"),
     ('self.limit = price', 'self.limit = price\n\n    quote = None', 9, "quote", "rename one of them"),
     ('price < self.limit', '(limit := price) < self.limit', 6, ":=", "a guard assigns nothing"),
+    # a guard broken over lines, or without its ':': each said only "the def header has no ':'"
+    ('"IBM" and price', '"IBM" and\n            price', 6, "and",
+     "the guard goes on after 'and' on the next line, outside brackets, where Python ends the header; wrap the "
+     "guard in parentheses: `when (...):`"),
+    ('price < self.limit:', 'price < self.limit  # cheap', 6, "  # cheap",
+     "the header of the event method ends without ':' after its guard; end it with ':'"),
+    ('float) when', 'float)\n        when', 7, "when", "`when` goes on the line of its `event def`, after the parameters"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
