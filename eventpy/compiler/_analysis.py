@@ -284,7 +284,10 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
                                        if f"self.{f}" in message)
                 except GuardError as plain:
                     e, message = plain, plain.message
-            if "is not a parameter of the event method" in message:
+            if "is not a parameter of the event method" in message and message.split("'")[1] == "None":
+                message = ("None is not a value a guard compares with: an event's attributes always have one "
+                           "(int, float, str or bool); keep a flag in a field for 'no value', e.g. self.has_limit")
+            elif "is not a parameter of the event method" in message:
                 name = message.split("'")[1]
                 message = (f"name {name!r} is neither a parameter of {fn.name} nor a field; "
                            + (f"did you mean self.{name}?" if name in info.fields else

@@ -87,6 +87,10 @@ def diag(text: str) -> CompileError:
     ('price < self.limit:', 'price < self.limit  # cheap', 6, "  # cheap",
      "the header of the event method ends without ':' after its guard; end it with ':'"),
     ('float) when', 'float)\n        when', 7, "when", "`when` goes on the line of its `event def`, after the parameters"),
+    # said "name 'None' is neither a parameter of quote nor a field", as if None were a typo
+    ('firm == "IBM"', 'firm != None', 6, "None", "None is not a value a guard compares with"),
+    ('firm == "IBM"', 'firm in {"IBM", 3}', 6, '{"IBM"', "mixes values of kinds num, str; the values of one set "
+     "are all of the kind of the attribute it is tested against"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
