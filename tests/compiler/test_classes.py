@@ -478,3 +478,46 @@ def test_init_run_again_on_a_subscribed_object_does_not_subscribe_it_twice():
     ns["Player"].hit(6)
     eventpy.drain(5.0)
     assert p.got == [6] and len(subscriptions_of(p)) == 1
+
+
+def test_the_event_methods_of_one_object_run_one_at_a_time_in_arrival_order():
+    # DESIGN §1 and docs/concurrency.md: one serial queue per object, over all its subscriptions
+    # (one per event method and per class with the method), not one per subscription
+    ns = load('''
+    import threading
+    import time
+
+    class Desk:
+        def __init__(self):
+            self.limit = 100.0
+            self.inside = 0
+            self.overlaps = 0
+            self.order = []
+
+        def _run(self, tag):
+            self.inside += 1
+            self.overlaps += self.inside > 1
+            time.sleep(0.001)  # widens the window an overlap would need; cannot make the test pass
+            self.order.append(tag)
+            self.inside -= 1
+
+        event def quote(self, firm: str, price: float) when price < self.limit:
+            self._run(("quote", price))
+
+        event def retune(self, firm: str, low: float):
+            self._run(("retune", low))
+
+    class Branch(Desk):
+        pass
+    ''')
+    Desk, Branch = ns["Desk"], ns["Branch"]
+    b = Branch()
+    expected = []
+    for i in range(60):
+        cls = Desk if i % 2 else Branch  # the base's types and the subclass's: two subscriptions each
+        cls.quote("IBM", float(i))
+        cls.retune("IBM", float(i))
+        expected += [("quote", float(i)), ("retune", float(i))]
+    eventpy.drain(30.0)
+    assert b.overlaps == 0
+    assert b.order == expected
