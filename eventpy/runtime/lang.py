@@ -42,6 +42,7 @@ from ._lang_class import EventClass, metaclass
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
                            class_attr, class_default, inheritors, last, release, released, subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
+from .client import SchemaRefused
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
@@ -133,7 +134,11 @@ class EventMethod:
             except (TypeError, ValueError) as e:
                 callers_mistake(e)
                 raise
-            n._publish_values(etype, values)
+            try:
+                n._publish_values(etype, values)
+            except SchemaRefused as e:  # another schema under this name (_boundary)
+                callers_mistake(e)
+                raise
 
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(caller, attr, getattr(self.func, attr, None))
