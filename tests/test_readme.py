@@ -65,3 +65,23 @@ def test_the_p2p_block_prints_what_its_comments_say():
     with contextlib.redirect_stdout(out):
         exec(compile(block, "README p2p", "exec"), {})
     assert out.getvalue() == "{'temp': 35, 'wind': 80}\n1.0 1.0\n"
+
+
+def test_an_epy_module_is_found_once_eventpy_is_imported_as_the_readme_says(tmp_path):
+    # a user's subscriber began with `import bands` and met "No module named 'bands'" beside bands.epy
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "stock.epy").write_text("class M:\n    event def quote(self, price: float) when price < 1:\n"
+                                        "        pass\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+    def run(code: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    assert "ModuleNotFoundError: No module named 'stock'" in run("import stock").stderr
+    done = run("import eventpy, stock; print(stock.M.quote.__name__)")
+    assert done.returncode == 0 and done.stdout == "quote\n", done.stderr
+    assert "a plain `python` program imports it before its first\n`.epy` module" in README

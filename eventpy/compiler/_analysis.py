@@ -120,12 +120,14 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
         for info in self.classes.values():
             if info.rewritten:
                 self._check_decorators(info)
+                self._check_redefined_events(info)
             for fn in info.events:
                 Where.line = fn.lineno
                 self._check_generator(fn)
                 self._check_guard(fn, info)
         for info in self.classes.values():
             self._check_dict_stores(info)
+            self._check_overrides(info)
         for line, name in self.lowered.locals.items():
             if line not in self.declared:  # lowered to a plain annotated variable: say so
                 self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
@@ -282,7 +284,10 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
                                        if f"self.{f}" in message)
                 except GuardError as plain:
                     e, message = plain, plain.message
-            if "is not a parameter of the event method" in message:
+            if "is not a parameter of the event method" in message and message.split("'")[1] == "None":
+                message = ("None is not a value a guard compares with: an event's attributes always have one "
+                           "(int, float, str or bool); keep a flag in a field for 'no value', e.g. self.has_limit")
+            elif "is not a parameter of the event method" in message:
                 name = message.split("'")[1]
                 message = (f"name {name!r} is neither a parameter of {fn.name} nor a field; "
                            + (f"did you mean self.{name}?" if name in info.fields else

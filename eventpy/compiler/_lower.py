@@ -325,6 +325,10 @@ def _offset_to_pos(origin: tuple[int, int], text: str, offset: int) -> tuple[int
     return origin[0] + newlines, offset - before.rfind("\n") - 1
 
 
+_NON_CODE = (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+_GUARD_WORDS = ("and", "or", "not", "in", "when")  # a guard cannot end on one of these
+
+
 def _header_end(sig: list, i: int) -> tuple[int, int | None]:
     """From `def` at sig[i]: the index of the header's final ':' and of a `when` at depth 0."""
     opened: list[int] = []  # the brackets still open
@@ -345,6 +349,19 @@ def _header_end(sig: list, i: int) -> tuple[int, int | None]:
     if opened:  # the tokenizer ran to the end of the file looking for its close
         where = " in the guard" if when is not None and opened[0] > when else ""
         raise CompileError(f"'{sig[opened[0]].string}' was never closed{where}", *_at(sig[opened[0]].start))
+    if when is not None:  # `when` then the end of the line: a guard cut short, or no ':'
+        end = next((sig[m] for m in range(k, when, -1) if sig[m].type not in _NON_CODE), sig[when])
+        if end.type == OP and end.string not in ")]}" or end.type == NAME and end.string in _GUARD_WORDS:
+            raise CompileError(f"the guard goes on after '{end.string}' on the next line, outside brackets, where "
+                               "Python ends the header; wrap the guard in parentheses: `when (...):`",
+                               *_at(end.start))
+        raise CompileError("the header of the event method ends without ':' after its guard; end it with ':'",
+                           *_at(end.end))
+    after = next((t for t in sig[k + 1:] if t.type not in _NON_CODE), None)
+    if after is not None and after.type == NAME and after.string == "when":  # the guard on a line of its own
+        raise CompileError("`when` goes on the line of its `event def`, after the parameters: "
+                           "`event def NAME(self, ...) when GUARD:` (to break a long guard, wrap it in "
+                           "parentheses: `when (...):`)", *_at(after.start))
     raise CompileError("the def header has no ':'", *_at(sig[i].start))
 
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ..guards import Node as GuardNode, parse_guard
 from ..guards._ast import SelfField
 
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+
 if TYPE_CHECKING:
     from ._analysis import ClassInfo
 
@@ -47,6 +49,64 @@ class MemberChecks:
                             self.error(f"self.{el.attr} is read by a guard and cannot be deleted: the guard needs "
                                        "a value; assign one its guard rejects instead (or keep a flag the guard "
                                        "reads, such as self.active)", el)
+
+    def _check_redefined_events(self, info: ClassInfo) -> None:
+        """A name of the class body bound again after an `event def` of that name: Python keeps the
+        last binding, so the event method, its guard and its subscription would be gone without a
+        word (Class.quote(...) would call the later def and publish nothing)."""
+        events: dict[str, int] = {}  # name -> line of the event def that binds it
+        for stmt in info.node.body:
+            for name in _bound_by(stmt):
+                if name not in events:
+                    continue
+                if stmt in info.events:
+                    self.error(f"the event method {name} on line {events[name]} is defined again here: Python keeps "
+                               "only the last definition, so the first one's guard would never subscribe; give "
+                               "one another name, or join the two guards with `or` in one event method", stmt)
+                else:
+                    self.error(f"{name} is defined again here, after the event method {name} on line "
+                               f"{events[name]}: Python keeps the last definition, so the event method (its guard, "
+                               f"its subscription, {info.node.name}.{name}(...) publishing) would be lost; rename "
+                               "one of them", stmt)
+            if stmt in info.events:
+                events[stmt.name] = stmt.lineno  # type: ignore[attr-defined]
+
+    def _check_overrides(self, info: ClassInfo) -> None:
+        """What the runtime refuses when a subclass is made (lang._event_methods), said by the
+        compiler when the base is in this file: `eventpyc --check` passed a plain `def` over an
+        `event def`, or an override with other parameters, and the program then failed at its
+        `class` line."""
+        inherited = self._base_events(info, frozenset({info.node}))
+        for stmt in info.node.body:
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.name not in inherited:
+                continue
+            base, fn = inherited[stmt.name]
+            where = f"{base}.{fn.name}"
+            if stmt not in info.events:
+                self.error(f"{info.node.name}.{stmt.name} overrides the event method {where} (line {fn.lineno}) with "
+                           f"a plain method; declare it `event def {stmt.name}(...) when ...:` to override it, or "
+                           "give it another name", stmt)
+                continue
+            mine, theirs = _attributes(stmt), _attributes(fn)
+            if mine is not None and theirs is not None and mine != theirs:
+                self.error(f"event method {info.node.name}.{stmt.name}({_describe(mine)}) overrides {where}"
+                           f"({_describe(theirs)}) (line {fn.lineno}): an override must keep the parameters "
+                           "(names and types), or the base's events would not fit it", stmt)
+
+    def _base_events(self, info: ClassInfo, seen: frozenset) -> dict[str, tuple[str, ast.FunctionDef]]:
+        """The event methods of the bases defined in this file, nearest first: name -> (class, def).
+        A base name that more than one class of the file has is left out (which is meant?)."""
+        out: dict[str, tuple[str, ast.FunctionDef]] = {}
+        for b in info.node.bases:
+            found = [c for c in self.classes.values() if isinstance(b, ast.Name) and c.node.name == b.id]
+            if len(found) != 1 or found[0].node in seen:
+                continue
+            base = found[0]
+            for fn in base.events:
+                out.setdefault(fn.name, (base.node.name, fn))
+            for name, got in self._base_events(base, seen | {base.node}).items():
+                out.setdefault(name, got)
+        return out
 
     def _check_generator(self, fn: ast.FunctionDef) -> None:
         """A `yield` makes a function a generator: calling it on a delivery would only make a
@@ -103,6 +163,36 @@ class MemberChecks:
             found = True
         return found
 
+
+
+def _attributes(fn: ast.FunctionDef) -> dict[str, type] | None:
+    """An event method's attributes and their types; None when an annotation is not a plain type."""
+    out = {}
+    for p in (fn.args.posonlyargs + fn.args.args)[1:]:
+        t = _TYPES.get(p.annotation.id) if isinstance(p.annotation, ast.Name) else None
+        if t is None:
+            return None
+        out[p.arg] = t
+    return out
+
+
+def _describe(attributes: dict[str, type]) -> str:
+    return ", ".join(f"{k}: {t.__name__}" for k, t in attributes.items())
+
+
+def _bound_by(stmt: ast.stmt) -> list[str]:
+    """The names a statement of a class body binds there."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names]
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AugAssign) or (isinstance(stmt, ast.AnnAssign) and stmt.value is not None):
+        targets = [stmt.target]  # (an annotation without a value binds nothing)
+    else:
+        targets = []
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
 
 
 def _own_nodes(cls: ast.ClassDef) -> list[ast.AST]:

@@ -6,6 +6,7 @@ made). A mixin of `Analysis` (_analysis.py), which has the classes, the lowered 
 from __future__ import annotations
 
 import ast
+import difflib
 from typing import TYPE_CHECKING, Any
 
 from .._names import mangle
@@ -74,6 +75,11 @@ class ReleasedFieldChecks:
                     info = self.classes[cls]
                     t = self.field_type(info, name)
                     bases = [c.name for c in self.classes if c is not cls and name in self.classes[c].locals]
+                    near = difflib.get_close_matches(name, sorted(declared), 1)
+                    if near and name not in info.fields:  # a typo of a local field, not a field of its own
+                        self.error(f"{what}: the class has no field {name}; did you mean `{word} self.{near[0]}`? "
+                                   f"(self.{near[0]} is declared `local` in class {cls.name})", line=line, col=col + 1)
+                        continue
                     self.error(f"{what}: {name} is not declared `local` in class {cls.name}; declare it in the "
                                f"class body: `local {name}: {t.__name__ if t else 'TYPE'} = VALUE`"
                                + (f" (a private name: {bases[0]}'s {name} is another field)"

@@ -12,9 +12,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import compile_source
+from importlib._bootstrap import _call_with_frames_removed  # type: ignore[attr-defined]
+
+from . import CompileError, CompileErrors, compile_source
 from ._positions import compile_epy
 from ._source import decode, read
+
+
+def _compiled(source: str, path: str, module_name: str) -> str:
+    """compile_source for an import; a CompileError keeps no frame of the compiler (_boundary)."""
+    try:
+        return compile_source(source, path, module_name)
+    except (CompileError, CompileErrors) as e:
+        e.__traceback__ = None
+        raise
 
 
 class EpyLoader(importlib.abc.SourceLoader):
@@ -30,7 +41,16 @@ class EpyLoader(importlib.abc.SourceLoader):
 
     def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]
         source = decode(data, str(path))[0] if isinstance(data, bytes) else data
-        python = compile_source(source, str(path), self.fullname.rpartition(".")[2])
+        try:
+            python = _call_with_frames_removed(_compiled, source, str(path), self.fullname.rpartition(".")[2])
+        except (CompileError, CompileErrors) as e:
+            # a mistake in the .epy, shown as Python shows a SyntaxError in a module it imports:
+            # the program's `import` line, then the error. With this frame gone, the traceback's
+            # frames below the program's are importlib's up to _call_with_frames_removed, which
+            # Python leaves out; they were importlib's, this loader's and the compiler's
+            if e.__traceback__ is not None:
+                e.__traceback__ = e.__traceback__.tb_next
+            raise
         return compile_epy(python, source, str(path))
 
     def path_stats(self, path: str) -> dict:  # no bytecode cache for .epy

@@ -141,7 +141,8 @@ class _Checker:
         if isinstance(n, A.SetLit):
             kinds = {self.kind(i) for i in n.items} - {None}
             if len(kinds) > 1:
-                raise self.fail(n, f"a set literal mixes values of kinds {', '.join(sorted(kinds))}")
+                raise self.fail(n, f"a set literal mixes values of kinds {', '.join(sorted(kinds))}; the "
+                                   "values of one set are all of the kind of the attribute it is tested against")
             return "set"
         if isinstance(n, (A.Compare, A.And, A.Or, A.Not, A.Truth)):
             raise self.fail(n, "a comparison cannot be used as a value here")

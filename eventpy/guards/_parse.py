@@ -126,6 +126,8 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
     if tok == "." and _AFTER_FIELD.search(before):
         return ("; a guard reads the fields of its own object (self.f), not attributes of other "
                 "objects: keep the value in a field")
+    if tok == ":" and src[column:column + 1] == "=":  # `(x := v)`: Python's assignment expression
+        return "; `:=` assigns, and a guard assigns nothing: compare with ==, or set the field in the method's body"
     if tok == "*" and "*" in (src[column - 2:column - 1], src[column:column + 1]):  # the second of **
         return "; powers are not part of a guard (write x * x)"
     if tok == "/" and "/" in (src[column - 2:column - 1], src[column:column + 1]):  # //

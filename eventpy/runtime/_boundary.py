@@ -22,3 +22,12 @@ from __future__ import annotations
 def callers_mistake(e: BaseException) -> None:
     """Drop the frames below the public call (see the module's docstring for the `raise`)."""
     e.__traceback__ = None
+
+
+def past_wrapper(e: BaseException) -> None:
+    """Drop the frame of an eventpy wrapper that only called the program's own function (the
+    subscribing `__init__`, the unsubscribing `close`): caught there, the exception's traceback
+    starts at the wrapper's line; without it, a `raise` in the handler shows the program's call,
+    then the program's function, as Python would without EventPy."""
+    if e.__traceback__ is not None:
+        e.__traceback__ = e.__traceback__.tb_next

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import queue
 import threading
 from collections import deque
+from types import TracebackType
 from typing import Callable
 
 log = logging.getLogger("eventpy.delivery")
@@ -26,13 +28,32 @@ class _Here(threading.local):
 _here = _Here()
 
 
-def callback_failed(e: BaseException) -> None:
-    """Log what an event callback raised; the event is dropped for that subscriber only."""
+def callback_failed(e: BaseException, callback: Callable | None = None, event: object = None) -> None:
+    """Log what an event callback raised, naming the callback (an .epy event method says which:
+    `__eventpy_what__`) and the event; the event is dropped for that subscriber only."""
+    what = getattr(callback, "__eventpy_what__", None) or (
+        f"the event callback {getattr(callback, '__qualname__', None) or callback!r}" if callback is not None
+        else "an event callback")
+    dropped = f"the event {event!r}" if event is not None else "the event"
     if isinstance(e, Exception):
-        log.error("an event callback raised; the event is dropped for this subscriber", exc_info=e)
+        e.__traceback__ = _from_the_programs_frames(e.__traceback__)
+        log.error("%s raised; %s is dropped for this subscriber", what, dropped, exc_info=e)
     else:  # sys.exit() in a callback: a delivery thread cannot stop the process, so say so
-        log.error("an event callback raised %s; a delivery thread cannot stop the process, "
-                  "the event is dropped for this subscriber", type(e).__name__)
+        log.error("%s raised %s; a delivery thread cannot stop the process, %s is dropped for this "
+                  "subscriber", what, type(e).__name__, dropped)
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # eventpy/
+
+
+def _from_the_programs_frames(tb: TracebackType | None) -> TracebackType | None:
+    """The traceback from the program's first frame on: the delivery loop and the event method's
+    wrapper that called it are eventpy's, not the program's mistake (a user took them for a
+    crash of eventpy). A traceback with no frame of the program is eventpy's own: kept whole."""
+    first = tb
+    while first is not None and first.tb_frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        first = first.tb_next
+    return first if first is not None else tb
 
 
 def in_callback() -> bool:

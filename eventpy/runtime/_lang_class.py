@@ -23,7 +23,7 @@ from typing import Any
 
 from ._boundary import callers_mistake
 from ._lang_fields import (OWN_DEFAULTS, GuardField, _check_field, _frozen, _state, class_attr, class_default,
-                           inheritors, inherits)
+                           inheritors, inherits, undeletable)
 from ._params import short as _short
 
 
@@ -54,7 +54,11 @@ class EventClass(type):
 
     def __delattr__(cls, name: str) -> None:
         if _field(cls, name) is not None:
-            raise AttributeError(f"field {name!r} of {cls.__qualname__} is read by a guard and cannot be deleted")
+            try:  # the program's mistake: raised from its `del` line (_boundary)
+                raise undeletable(cls, name, "give the class another default instead")
+            except AttributeError as e:
+                callers_mistake(e)
+                raise
         super().__delattr__(name)
 
 

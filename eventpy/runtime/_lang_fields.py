@@ -241,7 +241,20 @@ class GuardField:
                 _publish_field(obj, self.name, value)
 
     def __delete__(self, obj: Any) -> None:
-        raise AttributeError(f"field {self.name!r} is read by a guard and cannot be deleted")
+        try:  # the program's mistake: raised from its `del` line (_boundary)
+            raise undeletable(type(obj), self.name, "assign it a value the guard rejects instead, or close() "
+                                                    "the object to end its subscriptions")
+        except AttributeError as e:
+            callers_mistake(e)
+            raise
+
+
+def undeletable(cls: type, name: str, instead: str) -> AttributeError:
+    """`del obj.f` or `del Class.f` of a field a guard reads: which guards, and what to do."""
+    readers = sorted(n for n, m in getattr(cls, "__eventpy_events__", {}).items() if name in m.fields)
+    guards = "the guard of " + ", ".join(readers) if readers else "a guard"
+    return AttributeError(f"{cls.__qualname__}.{name} is read by {guards} and cannot be deleted: the guard "
+                          f"needs a value; {instead}")
 
 
 class ObservedSet(set):

@@ -25,7 +25,7 @@ from ._executor import _here
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain
 from ._settler import Settler
 from ._sizes import HEADROOM, check_fits, check_sent
-from .client import SubscriptionState, UpdateMonitor
+from .client import SchemaRefused, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, answer_budget, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
 from .lang import subscriptions_of
@@ -235,7 +235,11 @@ class Node:
         except (TypeError, ValueError) as e:
             callers_mistake(e)
             raise  # from the caller's line (_boundary)
-        self._publish_values(etype, values)
+        try:
+            self._publish_values(etype, values)
+        except SchemaRefused as e:  # another schema under this name: the program's (an old version)
+            callers_mistake(e)
+            raise  # (_boundary)
 
     def _values(self, etype: EventType, attrs: Mapping[str, Any]) -> tuple:
         """The attributes of an event checked against its type (and the frame limit): in schema
@@ -267,7 +271,11 @@ class Node:
         except TypeError as e:
             callers_mistake(e)
             raise  # from the caller's line (_boundary)
-        self._local.send(lambda core: core.advertise(etype))
+        try:
+            self._local.send(lambda core: core.advertise(etype))
+        except SchemaRefused as e:
+            callers_mistake(e)
+            raise  # (_boundary)
 
     def stats(self) -> Counter:
         """This node's counters: published, delivered, spurious, sub_sent, unsub_sent, upd_sent, ...

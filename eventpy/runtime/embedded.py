@@ -279,10 +279,11 @@ class LocalNode:
                 delivered += 1
                 if state.on_event is not None:
                     here.origin, here.seq = d[1], d[2]  # what the callback sends may be part of a chain (drain)
+                    event = received_event(state.etype, d[0], d[1:])
                     try:
-                        state.on_event(received_event(state.etype, d[0], d[1:]))
+                        state.on_event(event)
                     except BaseException as e:  # one failing callback does not drop the rest of the batch
-                        callback_failed(e)
+                        callback_failed(e, state.on_event, event)
         finally:
             with self.lock:
                 self.core.stats["delivered"] += delivered

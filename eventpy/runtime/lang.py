@@ -27,6 +27,7 @@ The fields' machinery is in `_lang_fields`; this module has the event methods an
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import inspect
 import linecache
@@ -36,11 +37,12 @@ from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
-from ._boundary import callers_mistake
+from ._boundary import callers_mistake, past_wrapper
 from ._lang_class import EventClass, metaclass
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
                            class_attr, class_default, inheritors, last, release, released, subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
+from .client import SchemaRefused
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
@@ -122,13 +124,21 @@ class EventMethod:
             except TypeError as e:
                 callers_mistake(e)
                 raise
-            n = node()
+            try:
+                n = node()  # the first publication may attach the process (an unusable EVENTPY_BROKER)
+            except (ConnectionError, ValueError) as e:
+                callers_mistake(e)
+                raise
             try:
                 values = n._values(etype, attrs)
             except (TypeError, ValueError) as e:
                 callers_mistake(e)
                 raise
-            n._publish_values(etype, values)
+            try:
+                n._publish_values(etype, values)
+            except SchemaRefused as e:  # another schema under this name (_boundary)
+                callers_mistake(e)
+                raise
 
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(caller, attr, getattr(self.func, attr, None))
@@ -150,6 +160,16 @@ class EventMethod:
             raise TypeError(f"{self.etype.name}: {owner}.{name}(...) publishes an event and takes no "
                             f"object; to run the body of {owner}.{name} from an override, call "
                             f"super().{name}(...) (without self)")
+        names = list(self.signature.parameters)
+        unknown = [k for k in kwargs if k not in self.signature.parameters]
+        if unknown:  # named first: bind() says only that the attribute it stands for is missing
+            near = difflib.get_close_matches(unknown[0], names, 1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise TypeError(f"{self.etype.name}: unexpected keyword argument {unknown[0]!r}; {hint}"
+                            f"the event's attributes are {', '.join(names)}")
+        if len(args) > len(names):  # bind() says only "too many positional arguments"
+            raise TypeError(f"{self.etype.name}: takes {len(names)} attributes ({', '.join(names)}), "
+                            f"got {len(args)} positional arguments")
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -196,6 +216,7 @@ class EventMethod:
         def on_event(ev: Any) -> None:
             func(obj, *ev.values)
 
+        on_event.__eventpy_what__ = f"event method {func.__qualname__}"  # type: ignore[attr-defined]  (a log names it)
         return on_event
 
 
@@ -308,6 +329,9 @@ def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
         objects[key] = objects.get(key, 0) + 1
         try:
             return close(self, *args, **kwargs)
+        except BaseException as e:  # the program's close: its frames, not this wrapper's
+            past_wrapper(e)
+            raise  # (_boundary)
         finally:
             objects[key] -= 1
             if not objects[key]:
@@ -454,15 +478,20 @@ def _in_file(e: GuardError, marker: When, filename: str) -> GuardError:
 
 def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init(self, *args, **kwargs)
+        try:
+            init(self, *args, **kwargs)
+        except BaseException as e:  # the program's constructor: its frames, not this wrapper's
+            past_wrapper(e)
+            raise  # (_boundary)
         # the most derived constructor subscribes, once: not again where __init__ runs on an
         # object already subscribed (a reset calling self.__init__(), a __new__ returning a live
         # object), whose stores reached its subscriptions (a second set delivered every event twice)
         if type(self).__init__ is __init__ and not _state(self).subs:
             try:
                 envs = _guard_values(self)
-            except (TypeError, AttributeError) as e:  # fields the guards cannot take: the program's
-                callers_mistake(e)
+                node()  # the first object attaches the process: an EVENTPY_BROKER it cannot use is said here
+            except (TypeError, AttributeError, ConnectionError, ValueError) as e:  # fields the guards
+                callers_mistake(e)  # cannot take, a broker that is not there: the program's
                 raise  # from the line that made the object (_boundary)
             _subscribe(self, envs)
 
@@ -491,7 +520,9 @@ def _guard_values(obj: Any) -> list[tuple[EventMethod, dict[str, Any]]]:
                     env[f] = _frozen(obj.__dict__[f])
                 except KeyError:
                     raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads self.{f}, which "
-                                         "is not set when the constructor returns") from None
+                                         "is not set when the constructor returns (the object subscribes "
+                                         f"then): assign self.{f} in __init__, or give the class a default "
+                                         f"(`{f} = ...` in its body)") from None
         method.check_fields(env)
         envs.append((method, env))
     return envs

@@ -8,8 +8,10 @@ import textwrap
 from eventpy.compiler import compile_source
 
 
-def load(text: str, name: str = "prog") -> dict:
-    ns: dict = {"__name__": name}
+def load(text: str, name: str = "prog", names: dict | None = None) -> dict:
+    """Compile and run `text` as module `name`; `names`: what it finds already defined (a base
+    class from another module, which the compiler of this one cannot see)."""
+    ns: dict = {**(names or {}), "__name__": name}
     code = compile(compile_source(textwrap.dedent(text), f"{name}.epy", name), f"{name}.epy", "exec",
                    dont_inherit=True)
     exec(code, ns)

@@ -71,6 +71,26 @@ def diag(text: str) -> CompileError:
     ('self.limit = price', 'if price:\n            yield from ()', 8, "yield from", "its body would never run"),
     ('price < self.limit', 'price < last self.limit', 6, "self.limit:",
      "`last` is not needed in a guard: a guard reads the released value of a `local` field already"),
+    # a second definition of an event method's name in the class body: Python keeps the last, so
+    # the event method, its guard and its subscription were silently gone (Class.quote(...) called
+    # the plain def, with the firm as self, and published nothing)
+    ('self.limit = price', 'self.limit = price\n\n    def quote(self, x):\n        return x', 9, "def quote",
+     "quote is defined again here, after the event method quote on line 6"),
+    ('self.limit = price', 'self.limit = price\n\n    event def quote(self, firm: str, price: float) when price > '
+     'self.limit:\n        pass', 9, "event def quote", "join the two guards with `or`"),
+    ('self.limit = price', 'self.limit = price\n\n    quote = None', 9, "quote", "rename one of them"),
+    ('price < self.limit', '(limit := price) < self.limit', 6, ":=", "a guard assigns nothing"),
+    # a guard broken over lines, or without its ':': each said only "the def header has no ':'"
+    ('"IBM" and price', '"IBM" and\n            price', 6, "and",
+     "the guard goes on after 'and' on the next line, outside brackets, where Python ends the header; wrap the "
+     "guard in parentheses: `when (...):`"),
+    ('price < self.limit:', 'price < self.limit  # cheap', 6, "  # cheap",
+     "the header of the event method ends without ':' after its guard; end it with ':'"),
+    ('float) when', 'float)\n        when', 7, "when", "`when` goes on the line of its `event def`, after the parameters"),
+    # said "name 'None' is neither a parameter of quote nor a field", as if None were a typo
+    ('firm == "IBM"', 'firm != None', 6, "None", "None is not a value a guard compares with"),
+    ('firm == "IBM"', 'firm in {"IBM", 3}', 6, '{"IBM"', "mixes values of kinds num, str; the values of one set "
+     "are all of the kind of the attribute it is tested against"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
@@ -525,3 +545,38 @@ def test_set_members_of_the_attribute_type_compile():
     compile_source(SETS.replace('{"IBM", "HP"}', 'frozenset(("IBM",))') + "    def f(self):\n        self.names = set()\n",
                    "m.epy")
 
+
+
+@pytest.mark.parametrize("child, words", [
+    # what the runtime refuses at the subclass's `class` line (lang._event_methods): `eventpyc
+    # --check` passed both, and the program then failed when it ran
+    ("    event def quote(self, firm: str, px: float) when px < self.limit:\n        pass\n",
+     "event method Child.quote(firm: str, px: float) overrides M.quote(firm: str, price: float) (line 6): an "
+     "override must keep the parameters"),
+    ("    event def quote(self, firm: str, price: int) when price < self.limit:\n        pass\n",
+     "overrides M.quote(firm: str, price: float)"),
+    ("    def quote(self, firm, price):\n        pass\n",
+     "Child.quote overrides the event method M.quote (line 6) with a plain method; declare it `event def"),
+])
+def test_an_override_in_the_same_file_that_the_runtime_refuses_is_a_diagnostic(child, words):
+    text = BASE + "\n\nclass Child(M):\n    def __init__(self, limit: float):\n        super().__init__(limit, 'c')\n\n" + child
+    e = diag(text)
+    assert (e.line, e.column) == (BASE.count("\n") + 7, 5) and words in e.message, e.render()
+
+
+def test_an_override_that_keeps_the_parameters_compiles():
+    text = BASE + ("\n\nclass Child(M):\n    event def quote(self, firm: str, price: float) when price > self.limit:\n"
+                   "        super().quote(firm, price)\n\n\nclass Grandchild(Child):\n    def other(self):\n        pass\n")
+    compile_source(text, "m.epy")
+
+
+@pytest.mark.parametrize("word", ["release", "x = last"])
+def test_a_typo_of_a_local_field_after_release_or_last_names_the_field(word):
+    # it said to declare `local levle: TYPE = VALUE`, a second field, for a typo of the first
+    text = BASE.replace("class M:\n", "class M:\n    local level: float = 0.0\n\n", 1).replace(
+        "self.limit = price", f"self.level = price\n        {word} self.levle", 1)
+    e = diag(text)
+    assert e.line == 10, e.render()
+    verb = word.split()[-1]
+    assert e.message == (f"`{verb} self.levle`: the class has no field levle; did you mean `{verb} self.level`? "
+                         "(self.level is declared `local` in class M)"), e.render()

@@ -141,8 +141,9 @@ def test_publishing_checks_types():
 @pytest.mark.parametrize("call, words", [
     ('Monitor.quote("IBM", "cheap")', "'price' must be float, got str"),
     ('Monitor.quote("IBM")', "missing a required argument: 'price'"),
-    ('Monitor.quote("IBM", 1.0, 2.0)', "too many positional arguments"),
+    ('Monitor.quote("IBM", 1.0, 2.0)', "takes 2 attributes (firm, price), got 3 positional arguments"),
     ('Monitor(5.0).quote("IBM", price="cheap")', "'price' must be float, got str"),
+    ('Monitor.quote(firm="IBM", prize=1.0)', "unexpected keyword argument 'prize'; did you mean 'price'?"),
     ('Monitor.quote(Monitor(5.0), "IBM", 1.0)', "publishes an event and takes no object"),
     ('Monitor.quote("IBM", float("nan"))', "is NaN"),
 ])

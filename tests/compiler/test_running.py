@@ -16,6 +16,8 @@ import eventpy
 
 from _programs import MONITOR, load  # tests/compiler/_programs.py
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
+
 pytestmark = pytest.mark.usefixtures("fresh_overlay")  # tests/conftest.py
 
 
@@ -325,3 +327,29 @@ def test_an_event_method_guard_evolves_with_elapsed():
     ns["Player"].boom(x)
     eventpy.drain(5.0)
     assert len(p.heard) == 2 and p.heard[1] == x
+
+
+@pytest.mark.parametrize("more", ["", "\n    event def trade(self, qty: int) when qty > self.cap:\n        pass\n"])
+def test_a_plain_python_program_importing_a_wrong_epy_sees_its_import_line_and_the_diagnostic(tmp_path, more):
+    # `python subscriber.py` (README, A real overlay) importing a market.epy with a typo showed a
+    # traceback through importlib, the import hook and the compiler before the diagnostic
+    text = textwrap.dedent('''
+        class Trader:
+            def __init__(self, limit: float):
+                self.limit = limit
+
+            event def quote(self, firm: str, price: float) when price < self.limt:
+                pass
+    ''').lstrip("\n") + more
+    (tmp_path / "market.epy").write_text(text)
+    prog = tmp_path / "subscriber.py"
+    prog.write_text("import eventpy\n\nimport market\n")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    out = subprocess.run([sys.executable, str(prog)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 1
+    frames = [line for line in out.stderr.splitlines() if line.startswith("  File ")]
+    assert frames == [f'  File "{prog}", line 3, in <module>'], out.stderr
+    col = text.splitlines()[4].index("self.limt") + 1
+    assert f"market.epy:5:{col}: error: the guard of quote reads self.limt" in out.stderr, out.stderr
+    assert out.stderr.count(": error: ") == (2 if more else 1), out.stderr

@@ -289,8 +289,10 @@ def test_epy_mode_bare_names_are_attributes_and_self_fields_parameters():
         ("price == name", "matching: attribute 'price' of type float cannot be compared with parameter 'name'"),
         ("firm == 1", "matching: attribute 'firm' of type str cannot be compared with 1"),
         ("hot == 1", "matching: attribute 'hot' of type bool cannot be compared with 1"),
-        ("vol in {1, 'a'}", "a set literal mixes values of kinds num, str"),
-        ("firm in {'a', 2}", "a set literal mixes values of kinds num, str"),
+        ("vol in {1, 'a'}", "a set literal mixes values of kinds num, str; the values of one set are all "
+         "of the kind of the attribute it is tested against"),
+        ("firm in {'a', 2}", "a set literal mixes values of kinds num, str; the values of one set are all "
+         "of the kind of the attribute it is tested against"),
         ("firm < 'IBM'", "matching: attribute 'firm' of type str cannot be ordered with '<'; use ==, != or in"),
         ("name >= firm", "matching: parameter 'name' cannot be ordered with '>='; use ==, != or in"),
         ("hot > False", "matching: attribute 'hot' of type bool cannot be ordered with '>'; use ==, != or in"),

@@ -7,8 +7,10 @@ from __future__ import annotations
 import logging
 import socket
 import struct
+import sys
 import threading
 import time
+import traceback
 
 import pytest
 
@@ -137,8 +139,16 @@ def test_a_schema_the_overlay_knows_otherwise_is_refused_and_the_publisher_told(
         eventpy.drain(5)
     assert "the overlay refused event type 'bad.Schema': broker b: 'bad.Schema' advertised with schema" \
            in caplog.text
-    with pytest.raises(TypeError, match=r"refused event type 'bad.Schema'.*known as \(a: int\)"):
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(TypeError, match=r"refused event type 'bad.Schema'.*known as \(a: int\)") as info:
         second.publish(other, a="x")
+    # the program's mistake (an older version of it publishing): raised from its line, not from
+    # eventpy's client core below publish
+    assert traceback.extract_tb(info.value.__traceback__)[-1][:2] == (__file__, line)
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(TypeError, match=r"refused event type 'bad.Schema'") as info:
+        second.advertise(other)
+    assert traceback.extract_tb(info.value.__traceback__)[-1][:2] == (__file__, line)
 
 
 def test_a_bad_frame_in_the_read_of_the_hello_is_handled_as_one_read_later(caplog, broker_server):
@@ -214,3 +224,24 @@ def test_a_client_takes_a_hello_that_came_with_a_bad_frame_then_reconnects(caplo
         done.set()
         eventpy.shutdown()
         listener.close()
+
+
+def test_an_epy_event_call_the_overlay_refuses_is_raised_from_the_programs_line(caplog, broker_server, monkeypatch):
+    # as above, through `Class.quote(...)` of a compiled class: it went on through lang.py, api.py,
+    # embedded.py and the client core
+    from eventpy.compiler import compile_source
+
+    server = broker_server("b")
+    monkeypatch.setenv("EVENTPY_BROKER", f"tcp://127.0.0.1:{server.port}")
+    eventpy.connect().advertise(eventpy.EventType("desk.Desk.quote", firm=str, price=int))
+    eventpy.drain(5)
+    source = ("class Desk:\n    event def quote(self, firm: str, price: float):\n        pass\n\n"
+              "def go():\n    Desk.quote('IBM', 1.0)\n")
+    ns = {"__name__": "desk"}
+    exec(compile(compile_source(source, "desk.epy", "desk"), "desk.epy", "exec"), ns)
+    with caplog.at_level(logging.ERROR, logger="eventpy.client"):
+        ns["go"]()  # advertises (refused by the broker) and publishes
+        eventpy.drain(5)
+    with pytest.raises(TypeError, match=r"refused event type 'desk.Desk.quote'.*known as") as info:
+        ns["go"]()
+    assert traceback.extract_tb(info.value.__traceback__)[-1][:2] == ("desk.epy", 6)

@@ -179,6 +179,11 @@ def test_a_failing_callback_is_logged_and_isolated(caplog):
         eventpy.drain(timeout=5.0)
     assert got == [2.0]
     assert any("subscriber bug" in (r.exc_text or "") or r.exc_info for r in caplog.records)
+    # the log names the callback and the event, and its traceback starts in the callback
+    assert ("the event callback 'test_a_failing_callback_is_logged_and_isolated.<locals>.boom' raised; the "
+            "event stocks.Quote(firm='A', price=1.0) is dropped for this subscriber") in caplog.text
+    record = next(r for r in caplog.records if r.exc_info)
+    assert traceback.extract_tb(record.exc_info[2])[0].name == "boom"
 
 
 def test_sys_exit_in_a_callback_is_logged_and_later_events_are_delivered(caplog):

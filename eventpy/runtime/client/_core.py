@@ -37,6 +37,12 @@ _GENERATION = 1 << 32
 _BASE_MASK = _GENERATION - 1
 
 
+class SchemaRefused(TypeError):
+    """An event type this node cannot publish: the overlay knows its name with another schema (a
+    publisher built from an older version of the program), or this node used the name with
+    another. The program's mistake: raised from its publish or advertise line (_boundary)."""
+
+
 class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
@@ -99,13 +105,13 @@ class ClientCore:
     # -- API side ------------------------------------------------------------------------------------
     def advertise(self, etype: EventType) -> None:
         if etype.name in self.refused:
-            raise TypeError(f"the overlay refused event type {etype.name!r}: {self.refused[etype.name]}")
+            raise SchemaRefused(f"the overlay refused event type {etype.name!r}: {self.refused[etype.name]}")
         known = self.advertised.get(etype.name)
         if known is None:
             self.advertised[etype.name] = etype
             self.outbox.append(Adv(etype.name, etype.to_wire()))
         elif known != etype:
-            raise TypeError(f"event type {etype.name!r} is already used with schema "
+            raise SchemaRefused(f"event type {etype.name!r} is already used with schema "
                             f"({known.describe()}), not ({etype.describe()})")
 
     def unadvertise(self, name: str) -> None:
