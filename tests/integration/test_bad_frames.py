@@ -245,3 +245,6 @@ def test_an_epy_event_call_the_overlay_refuses_is_raised_from_the_programs_line(
     with pytest.raises(TypeError, match=r"refused event type 'desk.Desk.quote'.*known as") as info:
         ns["go"]()
     assert traceback.extract_tb(info.value.__traceback__)[-1][:2] == ("desk.epy", 6)
+    # a traceback's last line names it where a program can catch it
+    assert type(info.value) is eventpy.SchemaRefused
+    assert traceback.format_exception_only(info.value)[-1].startswith("eventpy.SchemaRefused: ")
