@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -218,6 +219,10 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
         _forget(f)
     if pid_files:
         print(f"overlay up: removed {len(pid_files)} pid file(s) of brokers no longer running")
+    # no broker of this directory runs: every status file is stale, also one without its pid
+    # file (removed by hand) or of a broker the new overlay does not have, which `up` waited for
+    for f in run_dir.glob("*.status.json"):
+        f.unlink(missing_ok=True)
     config = run_dir / "overlay.toml"
     chosen = {"mode": mode, "matcher": matcher, "summary": summary}
     if topology.endswith(".toml"):
@@ -251,15 +256,10 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
     if taken:
         print(f"eventpy overlay: {taken}; nothing was started", file=sys.stderr)
         return 1
-    procs: dict[str, subprocess.Popen] = {}
-    for name in cfg["brokers"]:
-        (run_dir / f"{name}.status.json").unlink(missing_ok=True)
-        log = open(run_dir / f"{name}.log", "ab")
-        procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
+    procs, interrupted = _spawn(run_dir, config, cfg["brokers"])
     try:
+        if interrupted:
+            raise KeyboardInterrupt
         return _wait_ready(run_dir, cfg, procs, timeout)
     except KeyboardInterrupt:  # Ctrl-C before the overlay was up: nothing of it is left running
         # our own children, by their Popen (overlay_down's check of /proc/<pid>/cmdline can read
@@ -277,11 +277,34 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
         return 130
 
 
+def _spawn(run_dir: Path, config: Path, brokers: dict) -> tuple[dict[str, subprocess.Popen], bool]:
+    """Start a process per broker and write its pid file; True if Ctrl-C came meanwhile. SIGINT
+    is held until every broker started is recorded: raised inside Popen, the KeyboardInterrupt
+    lost the pid of a broker already forked, which ran on with no pid file `down` could find."""
+    interrupted: list[int] = []
+    held = threading.current_thread() is threading.main_thread()  # signal handlers: main thread only
+    previous = signal.signal(signal.SIGINT, lambda sig, frame: interrupted.append(sig)) if held else None
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        for name in brokers:
+            with open(run_dir / f"{name}.log", "ab") as log:  # the broker holds its own copy
+                procs[name] = subprocess.Popen(
+                    [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
+                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
+            if interrupted:
+                break
+    finally:
+        if held:
+            signal.signal(signal.SIGINT, previous)
+    return procs, bool(interrupted)
+
+
 def _wait_ready(run_dir: Path, cfg: dict, procs: dict[str, subprocess.Popen], timeout: float) -> int:
     """Until every broker has said it is linked (0), or one exits or time runs out (1, stopped)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        states = _statuses(run_dir)
+        states = {n: s for n, s in _statuses(run_dir).items() if n in cfg["brokers"]}
         if len(states) == len(cfg["brokers"]) and all(s.get("ready") for s in states.values()):
             where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items()))
             print(f"overlay up: {len(states)} broker{'s' if len(states) != 1 else ''} in {run_dir} ({where})")
@@ -366,11 +389,23 @@ def _broker_of(pid: int, run_dir: Path) -> bool:
         return False
 
 
+def _members(run_dir: Path) -> set[str] | None:
+    """The brokers the run directory's overlay.toml names (None if it cannot be read)."""
+    try:
+        brokers = tomllib.loads((run_dir / "overlay.toml").read_text()).get("brokers")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return set(brokers) if isinstance(brokers, dict) else None
+
+
 def overlay_status(run_dir: Path) -> int:
     from rich.console import Console
     from rich.table import Table
 
     states = _statuses(run_dir)
+    members = _members(run_dir)
+    if members is not None:  # a file of a broker the overlay does not have says nothing of it
+        states = {n: s for n, s in states.items() if n in members}
     if not states:
         print(f"no overlay in {run_dir}", file=sys.stderr)
         return 1
