@@ -40,6 +40,7 @@ def tune_gc_for_server() -> None:
     gc.set_threshold(50_000, 50, 50)
 
 
+HANDSHAKE_SECONDS = 10.0  # a new connection's HELLO (and authentication) must be complete by then
 DEFAULT_MAX_PENDING = 32 << 20  # bytes queued towards one peer before it may count as stuck
 STALL_SECONDS = 2.0  # ... if, in addition, nothing could be written to it for this long
 _CHUNK = 256 << 10
@@ -94,13 +95,21 @@ class _Link:
             pass
 
 
+def _peer(writer: asyncio.StreamWriter) -> str:
+    """host:port of the other end of a connection, for the log."""
+    peer = writer.get_extra_info("peername")
+    return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else "an unknown address"
+
+
 class BrokerServer:
     """One broker process: a listening socket, dialed neighbors, a status file."""
 
     def __init__(self, broker: Broker, host: str, port: int, neighbors: dict[str, tuple[str, int]],
                  status_file: Path | None = None, max_frame: int = DEFAULT_MAX_FRAME,
-                 max_pending: int = DEFAULT_MAX_PENDING, stall: float = STALL_SECONDS) -> None:
+                 max_pending: int = DEFAULT_MAX_PENDING, stall: float = STALL_SECONDS,
+                 handshake_timeout: float = HANDSHAKE_SECONDS) -> None:
         self.max_pending = max_pending
+        self.handshake_timeout = handshake_timeout
         self.stall = stall
         self.broker = broker
         broker.max_summary = max_frame // 2  # a summary, with the rest of its SUB, fits a frame
@@ -194,10 +203,15 @@ class BrokerServer:
 
     async def _open_link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         decoder = FrameDecoder(self.max_frame)
+        # one deadline for the whole handshake, not one per read: a peer that sent a byte every
+        # few seconds (a slow-loris) held its connection, and a descriptor, for ever
+        handshake = asyncio.timeout(self.handshake_timeout)
         try:
-            hello, early = await _hello(reader, decoder)
+            async with handshake:
+                hello, early = await _hello(reader, decoder)
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
-            log.warning("%s: refused a connection: %s", self.broker.name, e)
+            why = f"no complete HELLO within {self.handshake_timeout:g} s" if handshake.expired() else e
+            log.warning("%s: refused a connection from %s: %s", self.broker.name, _peer(writer), why)
             writer.close()
             return
         if hello.node in self.links:  # said before our HELLO, so that the peer can tell the user why
@@ -209,10 +223,13 @@ class BrokerServer:
             return
         writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,
                                   self.secret is not None)))
+        handshake = asyncio.timeout(self.handshake_timeout)
         try:
-            await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
+            async with handshake:
+                await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
-            log.warning("%s: refused %r: %s", self.broker.name, hello.node, e)
+            why = f"authentication not complete within {self.handshake_timeout:g} s" if handshake.expired() else e
+            log.warning("%s: refused %r from %s: %s", self.broker.name, hello.node, _peer(writer), why)
             writer.close()
             return
         await self._serve(hello.node, hello.role, reader, writer, decoder, early)
