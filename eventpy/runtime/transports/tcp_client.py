@@ -69,6 +69,7 @@ class TcpOverlay:
         self._events: dict[str, asyncio.Event] = {}
         self._writers: dict[str, asyncio.StreamWriter] = {}
         self._writing: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's writer, while connected
+        self._runs: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's connection keeper (`_run`)
         self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
 
     def config(self) -> dict:
@@ -138,7 +139,7 @@ class TcpOverlay:
                              f"asked for mode={mode!r} (the brokers choose the mode: eventpy overlay up --mode)")
         node = LocalNode(self, name)  # type: ignore[arg-type]
         self._events[name] = asyncio.Event()
-        asyncio.get_running_loop().create_task(self._run(node, conn))
+        self._runs[name] = (node, asyncio.get_running_loop().create_task(self._run(node, conn)))
         return node
 
     def backoff(self) -> Backoff:
@@ -254,6 +255,11 @@ class TcpOverlay:
                           getattr(msg, "etype", "?"), e)
         return b"".join(out)
 
+    def _connected(self, node: LocalNode) -> bool:
+        """Has the node a connection now (its writer runs)?"""
+        writing = self._writing.get(node.link)
+        return writing is not None and not writing[1].done()
+
     def wake(self, node: LocalNode) -> None:
         if node._flagged:
             return  # the writer has been woken and has not started taking yet
@@ -270,12 +276,21 @@ class TcpOverlay:
         (up to `flush_timeout` seconds in all): a program that publishes and exits loses nothing
         that a reachable broker could take."""
         async def close_all() -> None:
-            writing = [t for node, t in self._writing.values() if node.closed and not t.done()]
-            if writing:
-                _, late = await asyncio.wait(writing, timeout=flush_timeout)
-                if late:
-                    log.warning("%d node(s) could not send what they still held within %gs; it is lost",
-                                len(late), flush_timeout)
+            # a closed node's `_run` ends once its writer has sent everything, also after a
+            # reconnection: a node whose broker is away when the program ends waits for it (only
+            # the writer was waited for, and it had ended with the connection: the process left
+            # at once and what it held was lost without a word)
+            owed = [(node, run) for node, run in self._runs.values()
+                    if node.closed and not run.done() and (self._connected(node) or node.has_output())]
+            if owed:
+                _, late = await asyncio.wait([run for _, run in owed], timeout=flush_timeout)
+                for node, run in owed:
+                    if run in late:
+                        log.warning("node %s: %d message(s) it still held for %s:%s were not sent within "
+                                    "%gs at exit (%s); they are lost", node.link, len(node.core.outbox),
+                                    self.host, self.port, flush_timeout,
+                                    "the broker was slow to take them" if self._connected(node)
+                                    else "no broker answered there")
             for w in self._writers.values():
                 w.close()
             for w in self._writers.values():  # the bytes already written leave before the loop stops
