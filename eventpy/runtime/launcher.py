@@ -389,42 +389,11 @@ def _broker_of(pid: int, run_dir: Path) -> bool:
         return False
 
 
-def _members(run_dir: Path) -> set[str] | None:
-    """The brokers the run directory's overlay.toml names (None if it cannot be read)."""
-    try:
-        brokers = tomllib.loads((run_dir / "overlay.toml").read_text()).get("brokers")
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    return set(brokers) if isinstance(brokers, dict) else None
-
-
 def overlay_status(run_dir: Path) -> int:
-    from rich.console import Console
-    from rich.table import Table
+    """`eventpy overlay status`: a table of the brokers (eventpy.runtime._overlay_status)."""
+    from ._overlay_status import show_status
 
-    states = _statuses(run_dir)
-    members = _members(run_dir)
-    if members is not None:  # a file of a broker the overlay does not have says nothing of it
-        states = {n: s for n, s in states.items() if n in members}
-    if not states:
-        print(f"no overlay in {run_dir}", file=sys.stderr)
-        return 1
-    table = Table(title=f"overlay in {run_dir}")
-    for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",
-                "msgs/s now", "msgs/s avg"):
-        table.add_column(col)
-    for name, s in sorted(states.items()):
-        stats = s.get("stats", {})
-        subs = sum(t.get("subscriptions", 0) for t in s.get("types", {}).values())
-        average = stats.get("received", 0) / max(s.get("uptime", 1), 1e-9)
-        now = s.get("msgs_per_s")  # over the second before the status file was written
-        table.add_row(name, f"{s['host']}:{s['port']}", str(s["pid"]),
-                      "yes" if _alive(run_dir / f"{name}.pid") else "no",
-                      ", ".join(f"{k} ({v})" for k, v in s.get("connected", {}).items()), str(subs),
-                      str(stats.get("received", 0)), str(stats.get("sent", 0)),
-                      "—" if now is None else f"{now:.1f}", f"{average:.1f}")
-    Console(width=140).print(table)
-    return 0
+    return show_status(run_dir)
 
 
 def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
