@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 
 from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
@@ -70,6 +71,7 @@ class TcpOverlay:
         self._writers: dict[str, asyncio.StreamWriter] = {}
         self._writing: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's writer, while connected
         self._runs: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's connection keeper (`_run`)
+        self._lost_at: dict[str, float] = {}  # node -> when it lost its connection (time.monotonic), until back
         self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
 
     def config(self) -> dict:
@@ -168,6 +170,7 @@ class TcpOverlay:
             writer.close()
             if node.closed:
                 return
+            self._lost_at[node.link] = time.monotonic()
             backoff.lost()
             # said when the wait grows, not at every attempt: a broker that fails each session at
             # once (a bad frame after its HELLO) would fill the log at the cap's pace for ever
@@ -191,6 +194,7 @@ class TcpOverlay:
                         log.warning("node %s: %s refuses to take it back: %s; retrying", node.link, where, e)
                 except (ConnectionError, OSError, asyncio.TimeoutError):
                     continue
+            self._lost_at.pop(node.link, None)
             node.resync()
             log.log(logging.WARNING if loud else logging.DEBUG, "node %s: reconnected to %s", node.link, where)
 
@@ -254,6 +258,15 @@ class TcpOverlay:
                 log.error("node %s: cannot send a %s of %s: %s", node.link, type(msg).__name__.upper(),
                           getattr(msg, "etype", "?"), e)
         return b"".join(out)
+
+    def unreachable(self, node: LocalNode) -> str:
+        """Why the broker cannot answer this node now ("" while it is connected): a drain or
+        confirm that times out says it, rather than only that no answer came."""
+        lost = self._lost_at.get(node.link)
+        if lost is None:
+            return ""
+        return (f"node {node.link} has had no connection to {self.host}:{self.port} for "
+                f"{time.monotonic() - lost:.0f}s and is reconnecting (is the broker running?)")
 
     def _connected(self, node: LocalNode) -> bool:
         """Has the node a connection now (its writer runs)?"""
