@@ -465,6 +465,8 @@ def _at_exit() -> None:
     try:
         _drain_at_exit()
         shutdown()
+    except KeyboardInterrupt:  # a second Ctrl-C while it waited: what it gave up is logged
+        logging.getLogger("eventpy").warning("at exit: interrupted (Ctrl-C); not waited for the rest")
     except Exception:  # never a traceback from us at exit
         logging.getLogger("eventpy").debug("shutdown at exit failed", exc_info=True)
 

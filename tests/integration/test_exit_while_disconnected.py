@@ -93,3 +93,45 @@ def test_events_no_broker_took_at_exit_are_logged_as_lost(publisher_of_a_broker_
     assert pub.wait(30) == 0
     err = pub.stderr.read()
     assert "10 message(s) it still held for 127.0.0.1:" in err and "are lost" in err, err
+
+
+# as _PUBLISHER, and Ctrl-C (SIGINT) comes while the end of the program waits for the broker: sent
+# by the process to itself once the transport has begun its wait at exit
+_INTERRUPTED_AT_EXIT = _PUBLISHER + textwrap.dedent("""
+    import asyncio, os, signal
+    real = asyncio.run_coroutine_threadsafe
+    def scheduled(coro, loop):
+        fut = real(coro, loop)
+        if getattr(coro, "__name__", "") == "close_all":
+            os.kill(os.getpid(), signal.SIGINT)
+        return fut
+    asyncio.run_coroutine_threadsafe = scheduled
+""")
+
+
+def test_ctrl_c_while_the_end_of_a_program_waits_for_its_broker_says_what_is_lost(tmp_path):
+    """A second Ctrl-C while the exit waited printed 'Exception ignored in atexit callback' and a
+    traceback into eventpy's transport, and nothing said that the events held were lost."""
+    eventpy.shutdown()
+    server, stop = _serve(0)
+    stopped = False
+    pub = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_AT_EXIT, f"tcp://127.0.0.1:{server.port}"],
+                           cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        assert pub.stdout.readline().strip() == "ready", pub.stderr.read()
+        stop()
+        stopped = True
+        assert "lost its broker" in pub.stderr.readline()
+        pub.stdin.write("go\n")
+        pub.stdin.flush()
+        assert pub.stdout.readline().strip() == "published"
+        _, err = pub.communicate(timeout=30)
+    finally:
+        if not stopped:
+            stop()
+        if pub.poll() is None:
+            pub.kill()
+            pub.communicate()
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert "10 message(s) it still held for 127.0.0.1:" in err and "interrupted (Ctrl-C)" in err, err

@@ -268,6 +268,13 @@ class TcpOverlay:
         return (f"node {node.link} has had no connection to {self.host}:{self.port} for "
                 f"{time.monotonic() - lost:.0f}s and is reconnecting (is the broker running?)")
 
+    def _say_lost(self, nodes: list[LocalNode], what: str) -> None:
+        """Log, for each node, the messages it held that are given up as the process ends."""
+        for node in nodes:
+            log.warning("node %s: %d message(s) it still held for %s:%s %s at exit (%s); they are lost",
+                        node.link, len(node.core.outbox), self.host, self.port, what,
+                        "the broker was slow to take them" if self._connected(node) else "no broker answered there")
+
     def _connected(self, node: LocalNode) -> bool:
         """Has the node a connection now (its writer runs)?"""
         writing = self._writing.get(node.link)
@@ -297,13 +304,7 @@ class TcpOverlay:
                     if node.closed and not run.done() and (self._connected(node) or node.has_output())]
             if owed:
                 _, late = await asyncio.wait([run for _, run in owed], timeout=flush_timeout)
-                for node, run in owed:
-                    if run in late:
-                        log.warning("node %s: %d message(s) it still held for %s:%s were not sent within "
-                                    "%gs at exit (%s); they are lost", node.link, len(node.core.outbox),
-                                    self.host, self.port, flush_timeout,
-                                    "the broker was slow to take them" if self._connected(node)
-                                    else "no broker answered there")
+                self._say_lost([node for node, run in owed if run in late], f"were not sent within {flush_timeout:g}s")
             for w in self._writers.values():
                 w.close()
             for w in self._writers.values():  # the bytes already written leave before the loop stops
@@ -318,6 +319,11 @@ class TcpOverlay:
 
         try:
             asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=2 * flush_timeout + 5)
+        except KeyboardInterrupt:  # Ctrl-C while it waits: say what is given up, stop, and let it end the program
+            self._say_lost([node for node, run in list(self._runs.values()) if node.closed and not run.done()
+                            and node.has_output()], "were not sent: interrupted (Ctrl-C)")
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            raise
         except Exception:  # a loop that is already gone has nothing left to close
             pass
         self.loop.call_soon_threadsafe(self.loop.stop)
