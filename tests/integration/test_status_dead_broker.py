@@ -38,3 +38,25 @@ def test_status_shows_a_killed_broker_without_its_old_links_and_says_how_to_rest
     assert rows["b0"][2] == "yes" and rows["b2"][2] == "yes", status.stdout
     assert (f"broker b1 is not running (pid {pid} is gone" in status.stdout
             and f"eventpy broker --config {overlay.run_dir / 'overlay.toml'} --id b1" in status.stdout), status.stdout
+
+
+def test_status_tells_a_broker_that_stopped_serving_from_one_that_runs(overlay):
+    """A broker stopped with SIGSTOP (or stuck) showed 'alive: yes' with its links and its last
+    rate, exactly as a broker that serves; its clients' drains timed out naming it. Its status
+    file, written every second while it serves, says how long it has been silent."""
+    pid = int((overlay.run_dir / "b1.pid").read_text())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # until its status file is older than the 5 s status allows
+            status = run_eventpy("overlay", "status", "--run-dir", str(overlay.run_dir), cwd=overlay.dir,
+                                 env=overlay.env)
+            if "hung?" in status.stdout or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]]
+            for ln in status.stdout.splitlines() if ln.startswith("│ b")}
+    assert rows["b1"][2].startswith("hung? (") and rows["b0"][2] == "yes", status.stdout
+    assert f"broker b1 (pid {pid}) runs but has not written its status for" in status.stdout, status.stdout
