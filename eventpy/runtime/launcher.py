@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import fcntl
 import json
 import logging
 import os
@@ -211,6 +212,22 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
     host = "127.0.0.1" if host is None else host
     port = 7100 if port is None else port
     run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".up.lock", "w") as lock:
+        # one `up` at a time in a directory: two at once could both find no broker running and
+        # start two sets of brokers over one set of pid files (the second's, unable to bind, then
+        # made it stop brokers by pid files that might be the first's)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"eventpy overlay: another 'eventpy overlay up' is starting an overlay in {run_dir}; "
+                  "wait for it to finish, then see 'eventpy overlay status'", file=sys.stderr)
+            return 1
+        return _up_locked(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout)
+
+
+def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str | None,
+               matcher: str | None, summary: str | None, timeout: float) -> int:
+    """overlay_up, once it holds the run directory's lock."""
     pid_files = list(run_dir.glob("*.pid"))
     if any(_alive(f) for f in pid_files):
         print(f"an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)

@@ -109,3 +109,23 @@ def test_ctrl_c_while_up_starts_the_brokers_stops_every_broker_it_started(tmp_pa
     assert len(spawned) == 2  # no broker is started after the Ctrl-C
     assert not left, f"brokers {left} were left running after Ctrl-C"
     assert not list(run_dir.glob("*.pid"))
+
+
+def test_a_second_up_in_a_directory_an_up_is_still_starting_is_refused(tmp_path):
+    """Nothing kept two `up`s in one run directory apart: started together, both could find no
+    broker running and start brokers over the same pid files. Now the second is refused at once,
+    before it starts anything. (The first is played by this test, holding the directory's lock.)"""
+    import fcntl
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    port = free_port_block(1)
+    with open(run_dir / ".up.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        up = eventpy("overlay", "up", "--brokers", "1", "--port", str(port), "--run-dir", str(run_dir),
+                     cwd=tmp_path, env=_env())
+    pids = [int(f.read_text()) for f in run_dir.glob("*.pid")]
+    left = _stop(pids)
+    assert up.returncode == 1, up.stdout + up.stderr
+    assert "another 'eventpy overlay up' is starting an overlay in" in up.stderr, up.stderr
+    assert not pids and not left
