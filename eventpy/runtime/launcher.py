@@ -299,7 +299,10 @@ def _spawn(run_dir: Path, config: Path, brokers: dict) -> tuple[dict[str, subpro
     is held until every broker started is recorded: raised inside Popen, the KeyboardInterrupt
     lost the pid of a broker already forked, which ran on with no pid file `down` could find."""
     interrupted: list[int] = []
-    held = threading.current_thread() is threading.main_thread()  # signal handlers: main thread only
+    # signal handlers are for the main thread only; and a SIGINT that is ignored (nohup, a
+    # background job) stays ignored
+    held = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) not in (
+        signal.SIG_IGN, None)
     previous = signal.signal(signal.SIGINT, lambda sig, frame: interrupted.append(sig)) if held else None
     procs: dict[str, subprocess.Popen] = {}
     try:
