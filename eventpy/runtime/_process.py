@@ -54,6 +54,12 @@ def _published_by_callback(node: str, seq: int) -> None:
                 del _foreign[next(iter(_foreign))]
 
 
+def unreachable(local: Any) -> str:
+    """Why `local`'s broker cannot answer it now ("" if it can, or if its transport cannot tell)."""
+    says = getattr(local.overlay, "unreachable", None)
+    return says(local) if says is not None else ""
+
+
 def drain(timeout: float = 10.0) -> None:
     """Wait until the overlay is quiet (DESIGN §1): every message sent by this process before the
     call has been processed by every broker and client it reaches, every delivered event's
@@ -100,8 +106,9 @@ def _barrier(deadline: float, timeout: float) -> None:
             if failed:
                 raise TimeoutError(f"drain: {failed} did not answer within {timeout}s (the flush of node "
                                    f"{node.name}, through broker {node._local.overlay.edge_name()})")
+            why = unreachable(node._local)
             raise TimeoutError(f"drain: node {node.name} had no answer to its flush from broker "
-                               f"{node._local.overlay.edge_name()} within {timeout}s")
+                               f"{node._local.overlay.edge_name()} within {timeout}s" + (f": {why}" if why else ""))
     for node, _, _ in waits:
         if not node._local.wait_local(max(0.0, deadline - time.monotonic())):
             raise TimeoutError(f"drain: callbacks of node {node.name} still running after {timeout}s")

@@ -22,7 +22,7 @@ from ..guards import SUBSCRIBED_AT, compile_guard
 from ._boundary import callers_mistake
 from ._connect_args import _broker_address, _check_connect_args
 from ._executor import _here
-from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain
+from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain, unreachable
 from ._settler import Settler
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import SchemaRefused, SubscriptionState, UpdateMonitor
@@ -140,8 +140,9 @@ class UpdateNotConfirmed(TimeoutError):
     """A subscription change was not acknowledged in time (000 §9.3); `broker` names the broker
     (or brokers, comma-separated) that did not answer."""
 
-    def __init__(self, broker: str, timeout: float) -> None:
-        super().__init__(f"broker {broker} did not acknowledge the subscription change within {timeout:g}s")
+    def __init__(self, broker: str, timeout: float, why: str = "") -> None:
+        super().__init__(f"broker {broker} did not acknowledge the subscription change within {timeout:g}s"
+                         + (f": {why}" if why else ""))
         self.broker = broker
         self.timeout = timeout
 
@@ -217,7 +218,7 @@ class Node:
         token, done = self._local.request_ack(budget=answer_budget(timeout))
         if not done.wait(timeout):
             self._local.give_up(token)  # a late answer is not kept
-            raise UpdateNotConfirmed(self._local.overlay.edge_name(), timeout)
+            raise UpdateNotConfirmed(self._local.overlay.edge_name(), timeout, unreachable(self._local))
         with self._local.lock:
             failed = self._local.core.acked.pop(token, None)
             closed = failed is None and self._local.closed  # woken by close(), not by an answer
@@ -473,6 +474,8 @@ def _at_exit() -> None:
     try:
         _drain_at_exit()
         shutdown()
+    except KeyboardInterrupt:  # a second Ctrl-C while it waited: what it gave up is logged
+        logging.getLogger("eventpy").warning("at exit: interrupted (Ctrl-C); not waited for the rest")
     except Exception:  # never a traceback from us at exit
         logging.getLogger("eventpy").debug("shutdown at exit failed", exc_info=True)
 

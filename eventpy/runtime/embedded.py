@@ -345,6 +345,10 @@ class EmbeddedOverlay:
     def edge_name(self) -> str:
         return self.broker.name
 
+    def unreachable(self, node: LocalNode) -> str:
+        """Why the broker cannot answer `node` now: in this process it always can ("")."""
+        return ""
+
     def attach(self, name: str | None = None) -> LocalNode:
         node = LocalNode(self, name)
         with self._cv:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import fcntl
 import json
 import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -210,6 +212,22 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
     host = "127.0.0.1" if host is None else host
     port = 7100 if port is None else port
     run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".up.lock", "w") as lock:
+        # one `up` at a time in a directory: two at once could both find no broker running and
+        # start two sets of brokers over one set of pid files (the second's, unable to bind, then
+        # made it stop brokers by pid files that might be the first's)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"eventpy overlay: another 'eventpy overlay up' is starting an overlay in {run_dir}; "
+                  "wait for it to finish, then see 'eventpy overlay status'", file=sys.stderr)
+            return 1
+        return _up_locked(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout)
+
+
+def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str | None,
+               matcher: str | None, summary: str | None, timeout: float) -> int:
+    """overlay_up, once it holds the run directory's lock."""
     pid_files = list(run_dir.glob("*.pid"))
     if any(_alive(f) for f in pid_files):
         print(f"an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)
@@ -218,6 +236,10 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
         _forget(f)
     if pid_files:
         print(f"overlay up: removed {len(pid_files)} pid file(s) of brokers no longer running")
+    # no broker of this directory runs: every status file is stale, also one without its pid
+    # file (removed by hand) or of a broker the new overlay does not have, which `up` waited for
+    for f in run_dir.glob("*.status.json"):
+        f.unlink(missing_ok=True)
     config = run_dir / "overlay.toml"
     chosen = {"mode": mode, "matcher": matcher, "summary": summary}
     if topology.endswith(".toml"):
@@ -251,15 +273,10 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
     if taken:
         print(f"eventpy overlay: {taken}; nothing was started", file=sys.stderr)
         return 1
-    procs: dict[str, subprocess.Popen] = {}
-    for name in cfg["brokers"]:
-        (run_dir / f"{name}.status.json").unlink(missing_ok=True)
-        log = open(run_dir / f"{name}.log", "ab")
-        procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
+    procs, interrupted = _spawn(run_dir, config, cfg["brokers"])
     try:
+        if interrupted:
+            raise KeyboardInterrupt
         return _wait_ready(run_dir, cfg, procs, timeout)
     except KeyboardInterrupt:  # Ctrl-C before the overlay was up: nothing of it is left running
         # our own children, by their Popen (overlay_down's check of /proc/<pid>/cmdline can read
@@ -277,11 +294,37 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
         return 130
 
 
+def _spawn(run_dir: Path, config: Path, brokers: dict) -> tuple[dict[str, subprocess.Popen], bool]:
+    """Start a process per broker and write its pid file; True if Ctrl-C came meanwhile. SIGINT
+    is held until every broker started is recorded: raised inside Popen, the KeyboardInterrupt
+    lost the pid of a broker already forked, which ran on with no pid file `down` could find."""
+    interrupted: list[int] = []
+    # signal handlers are for the main thread only; and a SIGINT that is ignored (nohup, a
+    # background job) stays ignored
+    held = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) not in (
+        signal.SIG_IGN, None)
+    previous = signal.signal(signal.SIGINT, lambda sig, frame: interrupted.append(sig)) if held else None
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        for name in brokers:
+            with open(run_dir / f"{name}.log", "ab") as log:  # the broker holds its own copy
+                procs[name] = subprocess.Popen(
+                    [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
+                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
+            if interrupted:
+                break
+    finally:
+        if held:
+            signal.signal(signal.SIGINT, previous)
+    return procs, bool(interrupted)
+
+
 def _wait_ready(run_dir: Path, cfg: dict, procs: dict[str, subprocess.Popen], timeout: float) -> int:
     """Until every broker has said it is linked (0), or one exits or time runs out (1, stopped)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        states = _statuses(run_dir)
+        states = {n: s for n, s in _statuses(run_dir).items() if n in cfg["brokers"]}
         if len(states) == len(cfg["brokers"]) and all(s.get("ready") for s in states.values()):
             where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items()))
             print(f"overlay up: {len(states)} broker{'s' if len(states) != 1 else ''} in {run_dir} ({where})")
@@ -367,29 +410,10 @@ def _broker_of(pid: int, run_dir: Path) -> bool:
 
 
 def overlay_status(run_dir: Path) -> int:
-    from rich.console import Console
-    from rich.table import Table
+    """`eventpy overlay status`: a table of the brokers (eventpy.runtime._overlay_status)."""
+    from ._overlay_status import show_status
 
-    states = _statuses(run_dir)
-    if not states:
-        print(f"no overlay in {run_dir}", file=sys.stderr)
-        return 1
-    table = Table(title=f"overlay in {run_dir}")
-    for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",
-                "msgs/s now", "msgs/s avg"):
-        table.add_column(col)
-    for name, s in sorted(states.items()):
-        stats = s.get("stats", {})
-        subs = sum(t.get("subscriptions", 0) for t in s.get("types", {}).values())
-        average = stats.get("received", 0) / max(s.get("uptime", 1), 1e-9)
-        now = s.get("msgs_per_s")  # over the second before the status file was written
-        table.add_row(name, f"{s['host']}:{s['port']}", str(s["pid"]),
-                      "yes" if _alive(run_dir / f"{name}.pid") else "no",
-                      ", ".join(f"{k} ({v})" for k, v in s.get("connected", {}).items()), str(subs),
-                      str(stats.get("received", 0)), str(stats.get("sent", 0)),
-                      "—" if now is None else f"{now:.1f}", f"{average:.1f}")
-    Console(width=140).print(table)
-    return 0
+    return show_status(run_dir)
 
 
 def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:

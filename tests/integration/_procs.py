@@ -3,6 +3,7 @@ TCP ports for an overlay, and `python -m eventpy ...` as a subprocess."""
 
 from __future__ import annotations
 
+import random
 import socket
 import subprocess
 import sys
@@ -12,7 +13,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port_block(k: int) -> int:
-    for base in range(17200, 18000, 10):
+    """The first port of `k` free ones. The scan starts at a random block: test runs of several
+    checkouts on one machine all began at 17200, and one took the ports another had just found
+    free before its brokers bound them ("port 17220 is already in use")."""
+    blocks = list(range(17200, 18000, 10))
+    start = random.randrange(len(blocks))
+    for base in blocks[start:] + blocks[:start]:
         ok = True
         for p in range(base, base + k):
             with socket.socket() as s:

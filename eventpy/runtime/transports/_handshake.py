@@ -53,6 +53,8 @@ async def _read_more(reader: asyncio.StreamReader, decoder: FrameDecoder, early:
     (the decoder's stream ends there: nothing more is read)."""
     if early.error is not None:
         raise early.error
+    if timeout <= 0:
+        raise asyncio.TimeoutError()
     data = await asyncio.wait_for(reader.read(_READ), timeout)
     if not data:
         raise ConnectionError(closed)
@@ -64,36 +66,53 @@ async def _read_more(reader: asyncio.StreamReader, decoder: FrameDecoder, early:
         early.error = e
 
 
-async def _next(reader: asyncio.StreamReader, decoder: FrameDecoder, early: Early,
-                timeout: float = 10.0) -> Any:
+def _deadline(timeout: float) -> float:
+    """When a handshake step given `timeout` seconds must be over (the loop's clock). One deadline
+    for all its reads, not `timeout` each: a peer that sent a byte every few seconds (a
+    slow-loris) held its connection for ever. The remaining time goes to each read's wait_for
+    (an outer asyncio.timeout is not enough on Python 3.11: wait_for can swallow its
+    cancellation when the read completes at the same moment)."""
+    return asyncio.get_running_loop().time() + timeout
+
+
+def _left(deadline: float) -> float:
+    return deadline - asyncio.get_running_loop().time()
+
+
+async def _next(reader: asyncio.StreamReader, decoder: FrameDecoder, early: Early, deadline: float) -> Any:
     while not early:
-        await _read_more(reader, decoder, early, timeout, "closed during authentication")
+        await _read_more(reader, decoder, early, _left(deadline), "closed during authentication")
     return early.pop(0)
 
 
 async def authenticate(secret: bytes | None, me: str, peer: str, reader: asyncio.StreamReader,
-                       writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early) -> None:
+                       writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early,
+                       timeout: float = 10.0) -> None:
     """Mutual challenge-response after HELLO (both sides run it, symmetric): send a nonce, answer
-    the peer's nonce with a proof, check the peer's proof. Raises WireError on any mismatch."""
+    the peer's nonce with a proof, check the peer's proof. Raises WireError on any mismatch, and
+    asyncio.TimeoutError if it is not over within `timeout` seconds."""
     if secret is None:
         return
+    deadline = _deadline(timeout)
     mine = secrets.token_hex(16)
     writer.write(encode(Auth(nonce=mine)))
-    theirs = await _next(reader, decoder, early)
+    theirs = await _next(reader, decoder, early, deadline)
     if not isinstance(theirs, Auth) or not theirs.nonce:
         raise WireError("authentication required: the peer sent no challenge")
     writer.write(encode(Auth(proof=_proof(secret, theirs.nonce, me))))
-    answer = await _next(reader, decoder, early)
+    answer = await _next(reader, decoder, early, deadline)
     if not isinstance(answer, Auth) or not hmac.compare_digest(answer.proof, _proof(secret, mine, peer)):
         raise WireError(f"authentication of {peer!r} failed")
 
 
 async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
                  timeout: float = 10.0) -> tuple[Hello, Early]:
-    """The peer's HELLO, and whatever arrived right behind it (up to a bad frame: `Early.error`)."""
+    """The peer's HELLO, and whatever arrived right behind it (up to a bad frame: `Early.error`);
+    asyncio.TimeoutError if it is not complete within `timeout` seconds."""
+    deadline = _deadline(timeout)
     early = Early()
     while not early:
-        await _read_more(reader, decoder, early, timeout, "closed before HELLO")
+        await _read_more(reader, decoder, early, _left(deadline), "closed before HELLO")
     first = early.pop(0)
     if isinstance(first, Bye):
         raise Refusal(first.reason)

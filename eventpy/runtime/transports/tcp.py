@@ -40,6 +40,7 @@ def tune_gc_for_server() -> None:
     gc.set_threshold(50_000, 50, 50)
 
 
+HANDSHAKE_SECONDS = 10.0  # a new connection's HELLO (and authentication) must be complete by then
 DEFAULT_MAX_PENDING = 32 << 20  # bytes queued towards one peer before it may count as stuck
 STALL_SECONDS = 2.0  # ... if, in addition, nothing could be written to it for this long
 _CHUNK = 256 << 10
@@ -94,13 +95,21 @@ class _Link:
             pass
 
 
+def _peer(writer: asyncio.StreamWriter) -> str:
+    """host:port of the other end of a connection, for the log."""
+    peer = writer.get_extra_info("peername")
+    return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else "an unknown address"
+
+
 class BrokerServer:
     """One broker process: a listening socket, dialed neighbors, a status file."""
 
     def __init__(self, broker: Broker, host: str, port: int, neighbors: dict[str, tuple[str, int]],
                  status_file: Path | None = None, max_frame: int = DEFAULT_MAX_FRAME,
-                 max_pending: int = DEFAULT_MAX_PENDING, stall: float = STALL_SECONDS) -> None:
+                 max_pending: int = DEFAULT_MAX_PENDING, stall: float = STALL_SECONDS,
+                 handshake_timeout: float = HANDSHAKE_SECONDS) -> None:
         self.max_pending = max_pending
+        self.handshake_timeout = handshake_timeout
         self.stall = stall
         self.broker = broker
         broker.max_summary = max_frame // 2  # a summary, with the rest of its SUB, fits a frame
@@ -127,6 +136,8 @@ class BrokerServer:
         threading.Event, or the launcher's pid file)."""
         server = await asyncio.start_server(self._accept, self.host, self.port)
         self.port = server.sockets[0].getsockname()[1]  # the real port when asked for port 0
+        log.info("%s: listening on %s:%d (neighbors: %s)", self.broker.name, self.host, self.port,
+                 ", ".join(f"{n} at {h}:{p}" for n, (h, p) in sorted(self.neighbors.items())) or "none")
         if started is not None:
             started.set()
         helpers = [asyncio.create_task(self._dial(name, host, port))
@@ -143,6 +154,7 @@ class BrokerServer:
     async def _close(self, server: asyncio.Server, helpers: list[asyncio.Task]) -> None:
         """Accept no more connections, then end every task: each link's `_serve` closes its socket
         and tells the broker the link is gone, as when a peer leaves."""
+        self._stop.set()  # also when cancelled (start_in_thread's stop): the links' log says why they end
         server.close()
         tasks = [*helpers, *self._conns]
         for t in tasks:
@@ -196,10 +208,12 @@ class BrokerServer:
 
     async def _open_link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         decoder = FrameDecoder(self.max_frame)
-        try:
-            hello, early = await _hello(reader, decoder)
+        try:  # one deadline for all the reads: a slow-loris held its connection, and a descriptor, for ever
+            hello, early = await _hello(reader, decoder, self.handshake_timeout)
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
-            log.warning("%s: refused a connection: %s", self.broker.name, e)
+            timed_out = isinstance(e, asyncio.TimeoutError)
+            why = f"no complete HELLO within {self.handshake_timeout:g} s" if timed_out else e
+            log.warning("%s: refused a connection from %s: %s", self.broker.name, _peer(writer), why)
             writer.close()
             return
         if hello.node in self.links:  # said before our HELLO, so that the peer can tell the user why
@@ -212,19 +226,31 @@ class BrokerServer:
         writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,
                                   self.secret is not None)))
         try:
-            await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
+            await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early,
+                               self.handshake_timeout)
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
-            log.warning("%s: refused %r: %s", self.broker.name, hello.node, e)
+            timed_out = isinstance(e, asyncio.TimeoutError)
+            why = f"authentication not complete within {self.handshake_timeout:g} s" if timed_out else e
+            log.warning("%s: refused %r from %s: %s", self.broker.name, hello.node, _peer(writer), why)
             writer.close()
             return
         await self._serve(hello.node, hello.role, reader, writer, decoder, early)
 
     async def _dial(self, name: str, host: str, port: int) -> None:
         backoff = Backoff()  # re-dial a neighbor that went away; reset once a link stayed up
+        unreachable = ""  # why the neighbor cannot be reached, once said (until it changes)
         while True:
             why = None
             try:
-                reader, writer = await asyncio.open_connection(host, port)
+                try:
+                    reader, writer = await asyncio.open_connection(host, port)
+                except OSError as e:  # said once an outage (the wait grows to seconds meanwhile)
+                    if str(e) != unreachable:
+                        unreachable = str(e)
+                        log.warning("%s: cannot reach neighbor %s at %s:%d: %s; retrying", self.broker.name,
+                                    name, host, port, os.strerror(e.errno) if e.errno else e)
+                    raise
+                unreachable = ""
                 writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,
                                           self.secret is not None)))
                 decoder = FrameDecoder(self.max_frame)
@@ -252,6 +278,8 @@ class BrokerServer:
             return
         out = self.links[link] = _Link(writer, self.max_pending, self.stall)
         self.roles[link] = role
+        log.info("%s: %s %r attached from %s", self.broker.name, role, link, _peer(writer))
+        ended = "the connection closed"  # why the link ended, for the log
         pump = asyncio.create_task(out.pump())
         self._route(self.broker.connect(link, role))
         try:
@@ -272,15 +300,21 @@ class BrokerServer:
                 finally:  # what was routed is sent, also when a later message fails
                     self._send_batch(batch)
         except WireError as e:
+            ended = "it sent a bad frame"
             log.warning("%s: closing %r: %s", self.broker.name, link, e)
             try:  # the link is FIFO: what came before the bad frame is handled, then it closes
                 for msg, frame in e.before:
                     self._route(self.broker.handle(link, msg), msg, frame)
             except WireError as again:  # a message we cannot send on: logged, the link closes anyway
                 log.warning("%s: %s", self.broker.name, again)
-        except (ConnectionError, OSError):
-            pass
+        except (ConnectionError, OSError) as e:
+            ended = f"connection lost: {e.strerror or e}"
         finally:
+            if self._stop.is_set():
+                ended = "this broker is stopping"
+            elif out.overflowed:
+                ended = "it did not read"
+            log.info("%s: %s %r detached (%s)", self.broker.name, role, link, ended)
             if out.overflowed:
                 log.warning("%s: closed %r: more than %d bytes waited for it and nothing could be "
                             "written for %g s (a peer that does not read)", self.broker.name, link,

@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 
 from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
@@ -69,6 +70,8 @@ class TcpOverlay:
         self._events: dict[str, asyncio.Event] = {}
         self._writers: dict[str, asyncio.StreamWriter] = {}
         self._writing: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's writer, while connected
+        self._runs: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's connection keeper (`_run`)
+        self._lost_at: dict[str, float] = {}  # node -> when it lost its connection (time.monotonic), until back
         self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
 
     def config(self) -> dict:
@@ -138,7 +141,7 @@ class TcpOverlay:
                              f"asked for mode={mode!r} (the brokers choose the mode: eventpy overlay up --mode)")
         node = LocalNode(self, name)  # type: ignore[arg-type]
         self._events[name] = asyncio.Event()
-        asyncio.get_running_loop().create_task(self._run(node, conn))
+        self._runs[name] = (node, asyncio.get_running_loop().create_task(self._run(node, conn)))
         return node
 
     def backoff(self) -> Backoff:
@@ -167,6 +170,7 @@ class TcpOverlay:
             writer.close()
             if node.closed:
                 return
+            self._lost_at[node.link] = time.monotonic()
             backoff.lost()
             # said when the wait grows, not at every attempt: a broker that fails each session at
             # once (a bad frame after its HELLO) would fill the log at the cap's pace for ever
@@ -190,6 +194,7 @@ class TcpOverlay:
                         log.warning("node %s: %s refuses to take it back: %s; retrying", node.link, where, e)
                 except (ConnectionError, OSError, asyncio.TimeoutError):
                     continue
+            self._lost_at.pop(node.link, None)
             node.resync()
             log.log(logging.WARNING if loud else logging.DEBUG, "node %s: reconnected to %s", node.link, where)
 
@@ -254,6 +259,27 @@ class TcpOverlay:
                           getattr(msg, "etype", "?"), e)
         return b"".join(out)
 
+    def unreachable(self, node: LocalNode) -> str:
+        """Why the broker cannot answer this node now ("" while it is connected): a drain or
+        confirm that times out says it, rather than only that no answer came."""
+        lost = self._lost_at.get(node.link)
+        if lost is None:
+            return ""
+        return (f"node {node.link} has had no connection to {self.host}:{self.port} for "
+                f"{time.monotonic() - lost:.0f}s and is reconnecting (is the broker running?)")
+
+    def _say_lost(self, nodes: list[LocalNode], what: str) -> None:
+        """Log, for each node, the messages it held that are given up as the process ends."""
+        for node in nodes:
+            log.warning("node %s: %d message(s) it still held for %s:%s %s at exit (%s); they are lost",
+                        node.link, len(node.core.outbox), self.host, self.port, what,
+                        "the broker was slow to take them" if self._connected(node) else "no broker answered there")
+
+    def _connected(self, node: LocalNode) -> bool:
+        """Has the node a connection now (its writer runs)?"""
+        writing = self._writing.get(node.link)
+        return writing is not None and not writing[1].done()
+
     def wake(self, node: LocalNode) -> None:
         if node._flagged:
             return  # the writer has been woken and has not started taking yet
@@ -270,12 +296,15 @@ class TcpOverlay:
         (up to `flush_timeout` seconds in all): a program that publishes and exits loses nothing
         that a reachable broker could take."""
         async def close_all() -> None:
-            writing = [t for node, t in self._writing.values() if node.closed and not t.done()]
-            if writing:
-                _, late = await asyncio.wait(writing, timeout=flush_timeout)
-                if late:
-                    log.warning("%d node(s) could not send what they still held within %gs; it is lost",
-                                len(late), flush_timeout)
+            # a closed node's `_run` ends once its writer has sent everything, also after a
+            # reconnection: a node whose broker is away when the program ends waits for it (only
+            # the writer was waited for, and it had ended with the connection: the process left
+            # at once and what it held was lost without a word)
+            owed = [(node, run) for node, run in self._runs.values()
+                    if node.closed and not run.done() and (self._connected(node) or node.has_output())]
+            if owed:
+                _, late = await asyncio.wait([run for _, run in owed], timeout=flush_timeout)
+                self._say_lost([node for node, run in owed if run in late], f"were not sent within {flush_timeout:g}s")
             for w in self._writers.values():
                 w.close()
             for w in self._writers.values():  # the bytes already written leave before the loop stops
@@ -290,6 +319,11 @@ class TcpOverlay:
 
         try:
             asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=2 * flush_timeout + 5)
+        except KeyboardInterrupt:  # Ctrl-C while it waits: say what is given up, stop, and let it end the program
+            self._say_lost([node for node, run in list(self._runs.values()) if node.closed and not run.done()
+                            and node.has_output()], "were not sent: interrupted (Ctrl-C)")
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            raise
         except Exception:  # a loop that is already gone has nothing left to close
             pass
         try:

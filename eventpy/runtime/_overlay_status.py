@@ -1,0 +1,95 @@
+"""`eventpy overlay status`: a table of an overlay's brokers, from their status files, and what
+to do about a broker that no longer runs."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from .launcher import _alive, _statuses
+
+
+def _members(run_dir: Path) -> set[str] | None:
+    """The brokers the run directory's overlay.toml names (None if it cannot be read)."""
+    try:
+        brokers = tomllib.loads((run_dir / "overlay.toml").read_text()).get("brokers")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return set(brokers) if isinstance(brokers, dict) else None
+
+
+def show_status(run_dir: Path) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    states = _statuses(run_dir)
+    members = _members(run_dir)
+    if members is not None:  # a file of a broker the overlay does not have says nothing of it
+        states = {n: s for n, s in states.items() if n in members}
+    if not states:
+        print(f"no overlay in {run_dir}", file=sys.stderr)
+        return 1
+    table = Table(title=f"overlay in {run_dir}")
+    for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",
+                "msgs/s now", "msgs/s avg"):
+        table.add_column(col)
+    dead: list[str] = []
+    hung: list[tuple[str, float]] = []
+    for name, s in sorted(states.items()):
+        stats = s.get("stats", {})
+        subs = sum(t.get("subscriptions", 0) for t in s.get("types", {}).values())
+        average = stats.get("received", 0) / max(s.get("uptime", 1), 1e-9)
+        now = s.get("msgs_per_s")  # over the second before the status file was written
+        alive = _alive(run_dir / f"{name}.pid")
+        stale = _silent_for(run_dir / f"{name}.status.json") if alive else 0.0
+        # a dead broker's file holds its last moment: links it no longer has and a rate it no
+        # longer serves (they read as if it still ran); its totals are kept, as of its end
+        links = ", ".join(f"{k} ({v})" for k, v in s.get("connected", {}).items()) if alive else "—"
+        if not alive:
+            dead.append(name)
+            now = None
+        if stale:
+            hung.append((name, stale))
+        state = "no" if not alive else f"hung? ({stale:.0f}s)" if stale else "yes"
+        table.add_row(name, f"{s['host']}:{s['port']}", str(s["pid"]), state, links, str(subs),
+                      str(stats.get("received", 0)), str(stats.get("sent", 0)),
+                      "—" if now is None else f"{now:.1f}", f"{average:.1f}")
+    Console(width=140).print(table)
+    _advise(run_dir, dead, states)
+    for name, seconds in hung:
+        print(f"broker {name} (pid {states[name]['pid']}) runs but has not written its status for {seconds:.0f}s "
+              f"(it does every second): stopped (SIGSTOP, a debugger) or stuck; its links and rates above are "
+              f"as of then")
+    return 0
+
+
+SILENT = 5.0  # a live broker whose status is older than this is not serving
+
+
+def _silent_for(status_file: Path) -> float:
+    """How long a live broker has not written its status file, if longer than SILENT (else 0)."""
+    try:
+        age = time.time() - status_file.stat().st_mtime
+    except OSError:
+        return 0.0
+    return age if age > SILENT else 0.0
+
+
+def _advise(run_dir: Path, dead: list[str], states: dict) -> None:
+    """What the operator can do about brokers that no longer run."""
+    if not dead:
+        return
+    config = shlex.quote(str(run_dir / "overlay.toml"))
+    if len(dead) == len(states):
+        print(f"no broker of this overlay runs (stopped, killed, or the machine restarted): "
+              f"'eventpy overlay up --run-dir {shlex.quote(str(run_dir))}' with the options it was "
+              f"started with starts it again")
+        return
+    for name in dead:
+        log = shlex.quote(str(run_dir / f"{name}.log"))
+        print(f"broker {name} is not running (pid {states[name]['pid']} is gone; the end of {log} may say why); "
+              f"its neighbors re-dial it and its clients reconnect once it is back: "
+              f"eventpy broker --config {config} --id {name} >> {log} 2>&1 &")
