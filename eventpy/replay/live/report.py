@@ -38,8 +38,9 @@ How to read it:
   the subscribers connect through; **bytes / delivered** divides it by the delivered events.
   Redis sends every event of a subscribed type (the wildcard approach), ActiveMQ a STOMP MESSAGE
   frame with the attributes as headers, EventPy its binary frames.
-* **throughput**: useful events (delivered and wanted by the ground truth) per second of the run per
-  subscribing client. The trace's publication rate bounds it; it drops when an engine falls behind.
+* **throughput**: useful events (delivered and wanted by the ground truth) per second per subscribing
+  client, over the measured phase: the scaled trace's duration, or longer while deliveries lag. The
+  trace's publication rate bounds it; it drops when an engine falls behind.
 * **latency**: receive time minus the time the driver called publish, p50 and p99.
 * **missed** / **false pos.**: against the ground truth of the scaled trace (an update is in force
   from its instant). Re-subscription (ActiveMQ, eventpy-resub) misses events in the gap between the
