@@ -171,10 +171,11 @@ class Node:
         by default the node's (`eventpy.connect(rum=...)`)."""
         try:
             env, plan = self._checked(etype, guard, params, on_event)
+            monitor = UpdateMonitor.of(rum)  # its knobs are the caller's too
         except (TypeError, ValueError) as e:  # GuardError is a ValueError
             callers_mistake(e)
             raise  # from the caller's line (_boundary)
-        return self._subscribe_plan(etype, plan, env, on_event, rum=rum)
+        return self._subscribe_plan(etype, plan, env, on_event, rum=rum if monitor is None else monitor)
 
     def _checked(self, etype: Any, guard: Any, params: Any, on_event: Any) -> tuple[dict[str, Any], Any]:
         """`subscribe`'s arguments: the frozen parameters and the compiled guard, or the error."""
