@@ -61,7 +61,7 @@ class FifoLock:
 class _Instance:
     """Runtime state of one live object: locks, released copies, subscriptions, pending UPDs."""
 
-    __slots__ = ("owner", "locks", "released", "subs", "pending", "closed", "inherited", "__weakref__")
+    __slots__ = ("owner", "locks", "released", "subs", "pending", "closed", "left", "inherited", "__weakref__")
 
     def __init__(self, owner: int | None = None, released: dict[str, Any] | None = None) -> None:
         self.owner = owner  # id() of the object whose __dict__ holds it (None: not yet known)
@@ -70,6 +70,7 @@ class _Instance:
         self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
         self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
         self.closed = False
+        self.left: list[Any] = []  # once closed: the nodes its subscriptions were on (confirm)
         # field -> the value the object got from its class and still holds (the very object: a
         # write that went around the field, into __dict__, ends it): Python would read such a
         # field from the class, so a store on the class reaches it (_lang_class)
@@ -113,6 +114,13 @@ def subscriptions_of(obj: Any) -> list[Any]:
     """The live Subscriptions of an object of an .epy class (none for any other object)."""
     st = getattr(obj, "__dict__", {}).get("__eventpy_state__")
     return [sub for sub, _fields in st.subs] if isinstance(st, _Instance) and st.owner == id(obj) else []
+
+
+def nodes_left_by(obj: Any) -> list[Any]:
+    """The nodes a closed object of an .epy class was subscribed on (none for any other object):
+    `confirm` of it waits for its unsubscriptions, as `Subscription.confirm` after `close` does."""
+    st = getattr(obj, "__dict__", {}).get("__eventpy_state__")
+    return list(st.left) if isinstance(st, _Instance) and st.owner == id(obj) and st.closed else []
 
 
 def _publish_field(obj: Any, field: str, value: Any) -> None:

@@ -39,7 +39,8 @@ from ..guards._errors import source_lines
 from ._boundary import callers_mistake
 from ._lang_class import EventClass, metaclass
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
-                           class_attr, class_default, inheritors, last, release, released, subscriptions_of)
+                           class_attr, class_default, inheritors, last, nodes_left_by, release, released,
+                           subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .model import EventType
 
@@ -282,6 +283,8 @@ class EventObject(metaclass=EventClass):
 def _unsubscribe(obj: Any) -> None:
     st = _state(obj)
     st.closed = True
+    if st.subs:  # (a second close has none left: the nodes of the first are kept)
+        st.left = list({id(sub._node): sub._node for sub, _ in st.subs}.values())
     for sub, _ in st.subs:
         sub.close()
     st.subs.clear()
