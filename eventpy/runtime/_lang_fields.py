@@ -14,16 +14,33 @@ from ._params import freeze, short as _short
 
 
 # -- FIFO locks (Fig. 13) ------------------------------------------------------------------------
+class FieldDeadlock(RuntimeError):
+    """Two threads each hold a field lock the other waits for: raised in the thread that closed
+    the cycle, so that its statement ends and releases its locks instead of both hanging."""
+
+
+# Who waits for which FIFO lock (thread id -> lock), to find a cycle when a thread is about to
+# wait: a statement holds its fields' locks while it runs (Fig. 13), so `self.x, other.x = ...`
+# (or `self.x = other.move()` storing other.x) in two callbacks on two objects took self.x then
+# other.x in one thread and the reverse in the other, and both delivery threads hung for good.
+# Taken only by a thread that finds a lock busy; never held while waiting.
+_waits_lock = threading.Lock()
+_waits: dict[int, "FifoLock"] = {}
+
+
 class FifoLock:
-    """A fair, reentrant lock: threads acquire it in the order they asked for it."""
+    """A fair, reentrant lock: threads acquire it in the order they asked for it. A thread that
+    would wait for a lock held by a thread waiting (through others) for one it holds raises
+    FieldDeadlock instead."""
 
-    __slots__ = ("_cv", "_queue", "_owner", "_depth")
+    __slots__ = ("_cv", "_queue", "_owner", "_depth", "label")
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "a field") -> None:
         self._cv = threading.Condition(threading.Lock())
         self._queue: deque[int] = deque()
         self._owner: int | None = None
         self._depth = 0
+        self.label = label  # what the lock guards, for FieldDeadlock's message
 
     def acquire(self) -> None:
         me = threading.get_ident()
@@ -31,11 +48,49 @@ class FifoLock:
             if self._owner == me:
                 self._depth += 1
                 return
-            self._queue.append(me)
-            while self._owner is not None or self._queue[0] != me:
-                self._cv.wait()
-            self._queue.popleft()
-            self._owner, self._depth = me, 1
+            if self._owner is None and not self._queue:  # free: the common case, no bookkeeping
+                self._owner, self._depth = me, 1
+                return
+        self._wait_for(me)
+
+    def _wait_for(self, me: int) -> None:
+        with _waits_lock:  # the lock is busy: wait, unless that closes a cycle
+            cycle = self._cycle(me)
+            if cycle:
+                raise FieldDeadlock(
+                    f"deadlock: this thread waits for {self.label}, held by a thread that waits for "
+                    f"{' -> '.join(cycle)}, which this thread holds; a statement holds the locks of the "
+                    "fields it stores until it ends, so do not store (or call what stores) another "
+                    "object's guard fields within a statement that stores this object's")
+            _waits[me] = self
+        try:
+            with self._cv:
+                self._queue.append(me)
+                try:
+                    while self._owner is not None or self._queue[0] != me:
+                        self._cv.wait()
+                finally:
+                    self._queue.remove(me)
+                self._owner, self._depth = me, 1
+        finally:
+            with _waits_lock:
+                _waits.pop(me, None)
+
+    def _cycle(self, me: int) -> list[str]:
+        """The locks on the way from this one back to `me`, if waiting for it would never end
+        (under _waits_lock; a thread in `_waits` is blocked, so the owners it leads to hold)."""
+        path, lock, seen = [], self, set()
+        while True:
+            owner = lock._owner
+            if owner is None or owner in seen:
+                return []
+            if owner == me:
+                return path
+            seen.add(owner)
+            lock = _waits.get(owner)
+            if lock is None:
+                return []
+            path.append(lock.label)
 
     def release(self) -> None:
         with self._cv:
@@ -81,10 +136,11 @@ class _Instance:
         # locks (it could not be made with them) nor the subscriptions (the original's)
         return (_Instance, (None, self.released))
 
-    def lock(self, field: str) -> FifoLock:
+    def lock(self, field: str, obj: Any = None) -> FifoLock:
         lk = self.locks.get(field)
         if lk is None:
-            lk = self.locks.setdefault(field, FifoLock())
+            where = f"{type(obj).__qualname__}.{field}" if obj is not None else field
+            lk = self.locks.setdefault(field, FifoLock(f"{where} of object {self.owner:#x}"))
         return lk
 
 
@@ -228,7 +284,7 @@ class GuardField:
         if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
-        lock = st.lock(self.name)
+        lock = st.lock(self.name, obj)
         with lock:
             if not self.local:
                 try:
@@ -266,7 +322,7 @@ class ObservedSet(set):
             st = _state(self._owner)
             if self._field in getattr(type(self._owner), "__eventpy_locals__", ()):
                 return  # a local set: the guard sees it once released
-            with st.lock(self._field):
+            with st.lock(self._field, self._owner):
                 _publish_field(self._owner, self._field, self)
 
 
@@ -312,7 +368,7 @@ class assigning:
     def __enter__(self) -> None:
         st = _state(self.obj)
         for f in self.fields:
-            lk = st.lock(f)
+            lk = st.lock(f, self.obj)
             lk.acquire()
             self.locks.append(lk)
 
@@ -346,7 +402,7 @@ def release(obj: Any, *fields: str) -> None:
             raise AttributeError(f"release self.{f}: {type(obj).__qualname__} has no `local` field {f}; declare "
                                  f"it in the class body: `local {f}: TYPE = VALUE`")
     st = _state(obj)
-    locks = [st.lock(f) for f in sorted(set(fields))]
+    locks = [st.lock(f, obj) for f in sorted(set(fields))]
     for lk in locks:
         lk.acquire()
     try:

@@ -38,13 +38,13 @@ from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
 from ._boundary import callers_mistake
 from ._lang_class import EventClass, metaclass
-from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
+from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
                            class_attr, class_default, inheritors, last, nodes_left_by, release, released,
                            subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .model import EventType
 
-__all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
+__all__ = ["EventMethod", "EventObject", "FieldDeadlock", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
            "metaclass", "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
 
 _node_lock = threading.Lock()
