@@ -192,7 +192,14 @@ def _publish_fields(obj: Any, values: dict[str, Any]) -> None:
     for sub, fields in st.subs:
         mine = {f: _frozen(v) for f, v in values.items() if f in fields}
         if mine and not sub.closed:
-            sub._apply(mine)  # checked before they were stored (_check_fields)
+            try:
+                sub._apply(mine)  # checked before they were stored (_check_fields)
+            except RuntimeError:
+                if not sub.closed:
+                    raise
+                # closed by another thread since the test above (obj.close(), shutdown()): as for
+                # a store after the close, there is nothing left to update; before, the store
+                # (already made) raised "the subscription is closed" in the storing thread
 
 
 def _check_field(obj: Any, field: str, value: Any, written: Callable[[], str] | str = "") -> None:
