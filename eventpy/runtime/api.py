@@ -121,7 +121,12 @@ class Subscription:
         """Unsubscribe; a second call does nothing. A callback that had already passed its check
         in another thread may still start (docs/concurrency.md)."""
         if not self._state.closed:
-            self._node._local.send(lambda core: core.unsubscribe(self._state))
+            try:
+                self._node._local.send(lambda core: core.unsubscribe(self._state))
+            except RuntimeError:  # the node closed meanwhile, from another thread: it closed this too
+                if not self._state.closed:
+                    raise
+                return
             self._node._local.forget(self._state)
             _sent_by_callback()
 

@@ -1,8 +1,15 @@
-"""A guard field stored while another thread closes the object (a game's mover thread and the
+"""Closing while other threads work.
+
+A guard field stored while another thread closes the object (a game's mover thread and the
 thread that removes the mob): the store is made and nothing is left to update. Before, when the
 close landed between the store's look at the subscription and its update, the store raised
 RuntimeError("the subscription is closed") in the storing thread (88 of 300 rounds of a
-mover/closer pair), and the mover thread died."""
+mover/closer pair), and the mover thread died.
+
+`sub.close()` while another thread closes the node (or calls eventpy.shutdown()): the node's
+close closes the subscription too, and the second close does nothing, as documented. Before, it
+raised RuntimeError("node ... is closed") when the node's close came between its look and its
+unsubscription (1 round in 300 of a closer/shutdown pair)."""
 
 from __future__ import annotations
 
@@ -82,5 +89,26 @@ def test_mover_threads_survive_objects_closed_under_them():
             t.join(timeout=20)
         assert errors == []
         eventpy.drain(timeout=5.0)
+    finally:
+        eventpy.shutdown()
+
+
+def test_sub_close_racing_the_node_close_does_nothing_more():
+    eventpy.shutdown()
+    try:
+        node = eventpy.connect()
+        Q = eventpy.EventType("closing.Q", x=float)
+        sub = node.subscribe(Q, "x < limit", params={"limit": 1.0})
+        local = node._local
+        send = local.send
+
+        def node_closes_first(action):  # another thread's node.close() lands just before
+            node.close()
+            return send(action)
+
+        local.send = node_closes_first
+        sub.close()  # before: RuntimeError: node ... is closed
+        assert sub.closed
+        sub.close()
     finally:
         eventpy.shutdown()
