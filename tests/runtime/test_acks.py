@@ -188,3 +188,21 @@ class Watcher:
             eventpy.confirm(ns["Watcher"], timeout=1.0)  # the class is not one of its objects
     finally:
         eventpy.shutdown()
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e12, 1e300])
+def test_a_timeout_no_wait_can_take_is_refused_before_anything_is_asked(timeout):
+    # Before: OverflowError "timestamp out of range for platform time_t" from the wait, after the
+    # ACKREQ or FLUSH had been queued and its token registered (never given up).
+    import eventpy
+    eventpy.shutdown()
+    try:
+        node = eventpy.connect()
+        sub = node.subscribe(Q, "price < limit", params={"limit": 1.0})
+        for call, what in ((lambda: sub.confirm(timeout=timeout), "confirm"),
+                           (lambda: eventpy.drain(timeout=timeout), "drain")):
+            with pytest.raises(ValueError, match=f"{what} needs a finite timeout of at most"):
+                call()
+        assert not node._local.acks
+    finally:
+        eventpy.shutdown()
