@@ -145,3 +145,27 @@ def test_a_large_but_usable_monitor_is_taken_and_updates_reach_the_broker():
     node.publish(Quote, firm="X", price=8.5)
     eventpy.drain(timeout=5.0)
     assert [e.price for e in got] == [8.5]
+
+
+def test_closed_monitored_subscriptions_are_not_kept_by_the_node():
+    # A game makes and drops objects quickly on a node with the monitor on. Before, the node's
+    # timer bookkeeping kept every subscription ever updated (with its callback and what that
+    # reaches) until a timer fired, which never happens while nothing is approximated.
+    import gc
+    import weakref
+
+    class Player:
+        def seen(self, event):
+            pass
+
+    node = eventpy.connect(rum=True)
+    players = []
+    for i in range(200):
+        player = Player()
+        sub = node.subscribe(Quote, "price < limit", params={"limit": 1.0}, on_event=player.seen)
+        sub.update(limit=2.0)  # one change: far below freq_approx, sent exactly
+        sub.close()
+        players.append(weakref.ref(player))
+    del player, sub
+    gc.collect()
+    assert sum(p() is not None for p in players) == 0
