@@ -374,10 +374,16 @@ class assigning:
 
     def __enter__(self) -> None:
         st = _state(self.obj)
-        for f in self.fields:
-            lk = st.lock(f, self.obj)
-            lk.acquire()
-            self.locks.append(lk)
+        try:
+            for f in self.fields:
+                lk = st.lock(f, self.obj)
+                lk.acquire()
+                self.locks.append(lk)
+        except BaseException:  # FieldDeadlock: no __exit__ follows, so the locks taken go back now
+            for lk in reversed(self.locks):
+                lk.release()
+            self.locks.clear()
+            raise
 
     def __exit__(self, *exc: Any) -> None:
         st = _state(self.obj)
@@ -409,10 +415,12 @@ def release(obj: Any, *fields: str) -> None:
             raise AttributeError(f"release self.{f}: {type(obj).__qualname__} has no `local` field {f}; declare "
                                  f"it in the class body: `local {f}: TYPE = VALUE`")
     st = _state(obj)
-    locks = [st.lock(f, obj) for f in sorted(set(fields))]
-    for lk in locks:
-        lk.acquire()
+    locks = []
     try:
+        for f in sorted(set(fields)):
+            lk = st.lock(f, obj)
+            lk.acquire()  # FieldDeadlock: the ones taken go back in `finally`
+            locks.append(lk)
         values = {f: obj.__dict__[f] for f in dict.fromkeys(fields)}
         frozen = {f: _frozen(v) for f, v in values.items()}  # snapshots: later local changes of a set stay local
         try:

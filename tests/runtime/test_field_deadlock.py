@@ -113,3 +113,56 @@ def test_plain_contention_still_waits_in_order_and_reentry_is_fine():
     assert sorted(order) == [0, 1, 2]
     with pytest.raises(RuntimeError, match="not held"):
         lock.release()
+
+
+def test_a_statement_of_several_fields_that_meets_a_deadlock_gives_back_the_locks_it_took():
+    # `assigning(y, "a", "b")` took y.a, then found y.b held by a thread waiting for x.a, which
+    # this thread holds: it raises, and y.a must not stay held (no __exit__ follows a failed
+    # __enter__), else every later store of y.a waits for ever.
+    import time
+
+    from eventpy.runtime import _lang_fields
+    from eventpy.runtime.lang import assigning
+
+    eventpy.shutdown()
+    try:
+        ns: dict = {"__name__": "two_fields"}
+        src = "class Pair:\n    def __init__(self):\n        self.a = 0.0\n        self.b = 0.0\n\n" \
+              "    event def e(self, v: float) when v < self.a + self.b:\n        pass\n"
+        exec(compile(compile_source(src, "two_fields.epy"), "two_fields.epy", "exec"), ns)
+        x, y = ns["Pair"](), ns["Pair"]()
+        holding = threading.Barrier(2)
+        outcome: dict[str, BaseException | None] = {}
+
+        def first() -> None:  # holds x.a, then wants y.a and y.b
+            with assigning(x, "a"):
+                holding.wait(timeout=20)
+                deadline = time.monotonic() + 20
+                while not _lang_fields._waits and time.monotonic() < deadline:
+                    time.sleep(0.001)  # until the other thread waits for x.a
+                try:
+                    with assigning(y, "a", "b"):
+                        pass
+                    outcome["first"] = None
+                except eventpy.FieldDeadlock as e:
+                    outcome["first"] = e
+
+        def second() -> None:  # holds y.b, then wants x.a
+            with assigning(y, "b"):
+                holding.wait(timeout=20)
+                with assigning(x, "a"):
+                    outcome["second"] = None
+
+        threads = [threading.Thread(target=f, daemon=True) for f in (first, second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=20)
+        assert not any(t.is_alive() for t in threads)
+        assert isinstance(outcome["first"], eventpy.FieldDeadlock) and outcome["second"] is None
+        stored = threading.Thread(target=lambda: setattr(y, "a", 1.0), daemon=True)
+        stored.start()
+        stored.join(timeout=20)
+        assert not stored.is_alive() and y.a == 1.0  # before: y.a stayed held by the first thread
+    finally:
+        eventpy.shutdown()
