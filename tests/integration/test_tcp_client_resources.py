@@ -36,5 +36,6 @@ def test_shutdown_closes_the_client_loop_and_its_descriptors(broker_server):
         eventpy.shutdown()
         assert overlay.loop.is_closed()
         # before: the loop was stopped and never closed, an epoll fd and a socket pair per round
-        assert _event_loop_fds() == before
+        # (at most: a loop of an earlier test in this process may be collected meanwhile)
+        assert _event_loop_fds() <= before
     assert not [t.name for t in threading.enumerate() if t.name == "eventpy-tcp"]
