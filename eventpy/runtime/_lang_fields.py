@@ -231,6 +231,11 @@ def _frozen(value: Any) -> Any:
 OWN_DEFAULTS = "__eventpy_own_defaults__"  # in a class's own __dict__: the defaults its body (or a store on it) gave
 NOTHING = object()
 inheritors: "weakref.WeakSet[Any]" = weakref.WeakSet()  # live objects holding a value of their class's
+# Held while an object takes its class's defaults and joins `inheritors`, and while a store on a
+# class sets the new default and lists the objects that follow it: before, a class store while
+# other threads made objects raised "Set changed size during iteration" (the WeakSet grew under
+# it) after some of its objects had the new value, and an object made meanwhile could keep the old
+inheritors_lock = threading.Lock()
 
 
 def inherits(obj: Any, st: _Instance, field: str) -> bool:
@@ -293,6 +298,8 @@ class GuardField:
         st = _state(obj)
         lock = st.lock(self.name, obj)
         with lock:
+            if not own and not inherits(obj, st, self.name):
+                return  # a class's new default, and the object stored its own since it was listed
             if not self.local:
                 try:
                     _check_field(obj, self.name, _frozen(value), written)
