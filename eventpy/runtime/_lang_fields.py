@@ -345,17 +345,24 @@ def _mutator(name: str) -> Callable:
 
     def method(self: ObservedSet, *args: Any) -> Any:
         owner = self._owner
-        if owner is not None and self._field not in getattr(type(owner), "__eventpy_locals__", ()):
-            trial = set(self)  # refused before it happens, like a store (sets in guards are small)
-            try:
-                base(trial, *args)
-                _check_field(owner, self._field, frozenset(trial),
-                             lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
-            except (TypeError, ValueError) as e:
-                callers_mistake(e)
-                raise  # from the line of the call (_boundary)
-        result = base(self, *args)
-        self._changed()
+        if owner is None:
+            result = base(self, *args)
+            return self if name.startswith("__i") else result
+        # Under the field's lock from the check to the update, as a store is: before, a mutation
+        # from one thread ran while another thread's update (or release) iterated the set to
+        # freeze it, which raised "Set changed size during iteration" there.
+        with _state(owner).lock(self._field, owner):
+            if self._field not in getattr(type(owner), "__eventpy_locals__", ()):
+                trial = set(self)  # refused before it happens, like a store (sets in guards are small)
+                try:
+                    base(trial, *args)
+                    _check_field(owner, self._field, frozenset(trial),
+                                 lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
+                except (TypeError, ValueError) as e:
+                    callers_mistake(e)
+                    raise  # from the line of the call (_boundary)
+            result = base(self, *args)
+            self._changed()
         return self if name.startswith("__i") else result
 
     method.__name__ = name
