@@ -3,13 +3,14 @@
 from .guards import GuardError
 from .runtime.api import Node, Subscription, UpdateNotConfirmed, confirm, connect, drain, shutdown, stats
 from .runtime.client import SchemaRefused, UpdateMonitor, event_info
+from .runtime.lang import FieldDeadlock
 from .runtime.model import Event, EventType
 
 __version__ = "0.1.0"
 
 # the exceptions a program meets, named where the program reaches them (a traceback's last line
 # says `eventpy.GuardError: ...`, not the private module that defines it)
-for _exc in (GuardError, SchemaRefused, UpdateNotConfirmed):
+for _exc in (FieldDeadlock, GuardError, SchemaRefused, UpdateNotConfirmed):
     _exc.__module__ = __name__
 
 from .compiler import importhook as _importhook  # noqa: E402  (`import stock` finds stock.epy)
@@ -17,7 +18,7 @@ from .compiler import importhook as _importhook  # noqa: E402  (`import stock` f
 _importhook.install()
 
 __all__ = [
-    "SchemaRefused", "UpdateMonitor", "UpdateNotConfirmed", "confirm",
+    "FieldDeadlock", "SchemaRefused", "UpdateMonitor", "UpdateNotConfirmed", "confirm",
     "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "drain", "event_info",
     "shutdown", "stats",
 ]

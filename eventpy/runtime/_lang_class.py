@@ -22,9 +22,16 @@ from __future__ import annotations
 from typing import Any
 
 from ._boundary import callers_mistake
-from ._lang_fields import (OWN_DEFAULTS, GuardField, _check_field, _frozen, _state, class_attr, class_default,
-                           inheritors, inherits, undeletable)
+from ._lang_fields import (OWN_DEFAULTS, FifoLock, GuardField, _check_field, _frozen, _state, class_attr, class_default,
+                           inheritors, inheritors_lock, inherits, undeletable)
 from ._params import short as _short
+
+
+# Stores on event classes, one at a time: each updates its objects after setting the default, so
+# two of them in two threads could leave the objects with the first value and the class with the
+# second. A FIFO lock: a class store inside a statement holding a field lock (and the reverse) is
+# in FieldDeadlock's view.
+_class_stores = FifoLock("a store on an event class")
 
 
 def _field(cls: type, name: str) -> GuardField | None:
@@ -41,16 +48,17 @@ class EventClass(type):
         if field is None:
             super().__setattr__(name, value)
             return
-        try:
-            followers, written = _new_default(cls, field, value)
-        except (TypeError, ValueError) as e:
-            callers_mistake(e)
-            raise  # from the line of the store (_boundary)
-        for obj in followers:
-            # a set becomes each object's own ObservedSet, as the object would get at creation; a
-            # subclass's own descriptor of the field is the one that knows whether it is local there
-            own_field = _field(type(obj), name) or field
-            own_field.__set__(obj, set(value) if isinstance(value, (set, frozenset)) else value, written, own=False)
+        with _class_stores:  # two of them in two threads: their objects end with the class's last
+            try:
+                followers, written = _new_default(cls, field, value)
+            except (TypeError, ValueError) as e:
+                callers_mistake(e)
+                raise  # from the line of the store (_boundary)
+            for obj in followers:
+                # a set becomes each object's own ObservedSet, as the object would get at creation; a
+                # subclass's own descriptor of the field is the one that knows whether it is local there
+                own_field = _field(type(obj), name) or field
+                own_field.__set__(obj, set(value) if isinstance(value, (set, frozenset)) else value, written, own=False)
 
     def __delattr__(cls, name: str) -> None:
         if _field(cls, name) is not None:
@@ -68,21 +76,22 @@ def _new_default(cls: type, field: GuardField, value: Any) -> tuple[list[Any], s
     what the program wrote. Their subscriptions are asked first: a value one of them refuses
     changes nothing at all."""
     name = field.name
-    before = cls.__dict__.get(OWN_DEFAULTS)
-    type.__setattr__(cls, OWN_DEFAULTS, {**(before or {}), name: value})
-    followers = [obj for obj in list(inheritors)
-                 if isinstance(obj, cls) and inherits(obj, _state(obj), name) and class_default(type(obj), name)[0] is cls]
     written = f"{cls.__qualname__}.{name} = {_short(value)}"
-    if not field.local:
-        try:
-            for obj in followers:
-                _check_field(obj, name, _frozen(value), written)
-        except (TypeError, ValueError):
-            if before is None:
-                type.__delattr__(cls, OWN_DEFAULTS)
-            else:
-                type.__setattr__(cls, OWN_DEFAULTS, before)
-            raise
+    with inheritors_lock:  # objects made meanwhile take the new default, or are listed here
+        before = cls.__dict__.get(OWN_DEFAULTS)
+        type.__setattr__(cls, OWN_DEFAULTS, {**(before or {}), name: value})
+        followers = [obj for obj in list(inheritors)
+                     if isinstance(obj, cls) and inherits(obj, _state(obj), name) and class_default(type(obj), name)[0] is cls]
+        if not field.local:
+            try:
+                for obj in followers:
+                    _check_field(obj, name, _frozen(value), written)
+            except (TypeError, ValueError):
+                if before is None:
+                    type.__delattr__(cls, OWN_DEFAULTS)
+                else:
+                    type.__setattr__(cls, OWN_DEFAULTS, before)
+                raise
     return followers, written
 
 

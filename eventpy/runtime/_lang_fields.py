@@ -14,16 +14,33 @@ from ._params import freeze, short as _short
 
 
 # -- FIFO locks (Fig. 13) ------------------------------------------------------------------------
+class FieldDeadlock(RuntimeError):
+    """Two threads each hold a field lock the other waits for: raised in the thread that closed
+    the cycle, so that its statement ends and releases its locks instead of both hanging."""
+
+
+# Who waits for which FIFO lock (thread id -> lock), to find a cycle when a thread is about to
+# wait: a statement holds its fields' locks while it runs (Fig. 13), so `self.x, other.x = ...`
+# (or `self.x = other.move()` storing other.x) in two callbacks on two objects took self.x then
+# other.x in one thread and the reverse in the other, and both delivery threads hung for good.
+# Taken only by a thread that finds a lock busy; never held while waiting.
+_waits_lock = threading.Lock()
+_waits: dict[int, "FifoLock"] = {}
+
+
 class FifoLock:
-    """A fair, reentrant lock: threads acquire it in the order they asked for it."""
+    """A fair, reentrant lock: threads acquire it in the order they asked for it. A thread that
+    would wait for a lock held by a thread waiting (through others) for one it holds raises
+    FieldDeadlock instead."""
 
-    __slots__ = ("_cv", "_queue", "_owner", "_depth")
+    __slots__ = ("_cv", "_queue", "_owner", "_depth", "label")
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "a field") -> None:
         self._cv = threading.Condition(threading.Lock())
         self._queue: deque[int] = deque()
         self._owner: int | None = None
         self._depth = 0
+        self.label = label  # what the lock guards, for FieldDeadlock's message
 
     def acquire(self) -> None:
         me = threading.get_ident()
@@ -31,11 +48,49 @@ class FifoLock:
             if self._owner == me:
                 self._depth += 1
                 return
-            self._queue.append(me)
-            while self._owner is not None or self._queue[0] != me:
-                self._cv.wait()
-            self._queue.popleft()
-            self._owner, self._depth = me, 1
+            if self._owner is None and not self._queue:  # free: the common case, no bookkeeping
+                self._owner, self._depth = me, 1
+                return
+        self._wait_for(me)
+
+    def _wait_for(self, me: int) -> None:
+        with _waits_lock:  # the lock is busy: wait, unless that closes a cycle
+            cycle = self._cycle(me)
+            if cycle:
+                raise FieldDeadlock(
+                    f"deadlock: this thread waits for {self.label}, held by a thread that waits for "
+                    f"{' -> '.join(cycle)}, which this thread holds; a statement holds the locks of the "
+                    "fields it stores until it ends, so do not store (or call what stores) another "
+                    "object's guard fields within a statement that stores this object's")
+            _waits[me] = self
+        try:
+            with self._cv:
+                self._queue.append(me)
+                try:
+                    while self._owner is not None or self._queue[0] != me:
+                        self._cv.wait()
+                finally:
+                    self._queue.remove(me)
+                self._owner, self._depth = me, 1
+        finally:
+            with _waits_lock:
+                _waits.pop(me, None)
+
+    def _cycle(self, me: int) -> list[str]:
+        """The locks on the way from this one back to `me`, if waiting for it would never end
+        (under _waits_lock; a thread in `_waits` is blocked, so the owners it leads to hold)."""
+        path, lock, seen = [], self, set()
+        while True:
+            owner = lock._owner
+            if owner is None or owner in seen:
+                return []
+            if owner == me:
+                return path
+            seen.add(owner)
+            lock = _waits.get(owner)
+            if lock is None:
+                return []
+            path.append(lock.label)
 
     def release(self) -> None:
         with self._cv:
@@ -61,7 +116,7 @@ class FifoLock:
 class _Instance:
     """Runtime state of one live object: locks, released copies, subscriptions, pending UPDs."""
 
-    __slots__ = ("owner", "locks", "released", "subs", "pending", "closed", "inherited", "__weakref__")
+    __slots__ = ("owner", "locks", "released", "subs", "pending", "closed", "left", "inherited", "__weakref__")
 
     def __init__(self, owner: int | None = None, released: dict[str, Any] | None = None) -> None:
         self.owner = owner  # id() of the object whose __dict__ holds it (None: not yet known)
@@ -70,6 +125,7 @@ class _Instance:
         self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
         self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
         self.closed = False
+        self.left: list[Any] = []  # once closed: the nodes its subscriptions were on (confirm)
         # field -> the value the object got from its class and still holds (the very object: a
         # write that went around the field, into __dict__, ends it): Python would read such a
         # field from the class, so a store on the class reaches it (_lang_class)
@@ -80,10 +136,11 @@ class _Instance:
         # locks (it could not be made with them) nor the subscriptions (the original's)
         return (_Instance, (None, self.released))
 
-    def lock(self, field: str) -> FifoLock:
+    def lock(self, field: str, obj: Any = None) -> FifoLock:
         lk = self.locks.get(field)
         if lk is None:
-            lk = self.locks.setdefault(field, FifoLock())
+            where = f"{type(obj).__qualname__}.{field}" if obj is not None else field
+            lk = self.locks.setdefault(field, FifoLock(f"{where} of object {self.owner:#x}"))
         return lk
 
 
@@ -115,6 +172,13 @@ def subscriptions_of(obj: Any) -> list[Any]:
     return [sub for sub, _fields in st.subs] if isinstance(st, _Instance) and st.owner == id(obj) else []
 
 
+def nodes_left_by(obj: Any) -> list[Any]:
+    """The nodes a closed object of an .epy class was subscribed on (none for any other object):
+    `confirm` of it waits for its unsubscriptions, as `Subscription.confirm` after `close` does."""
+    st = getattr(obj, "__dict__", {}).get("__eventpy_state__")
+    return list(st.left) if isinstance(st, _Instance) and st.owner == id(obj) and st.closed else []
+
+
 def _publish_field(obj: Any, field: str, value: Any) -> None:
     """Send the new guard-visible value of a field to every subscription that reads it."""
     _publish_fields(obj, {field: value})
@@ -128,7 +192,14 @@ def _publish_fields(obj: Any, values: dict[str, Any]) -> None:
     for sub, fields in st.subs:
         mine = {f: _frozen(v) for f, v in values.items() if f in fields}
         if mine and not sub.closed:
-            sub._apply(mine)  # checked before they were stored (_check_fields)
+            try:
+                sub._apply(mine)  # checked before they were stored (_check_fields)
+            except RuntimeError:
+                if not sub.closed:
+                    raise
+                # closed by another thread since the test above (obj.close(), shutdown()): as for
+                # a store after the close, there is nothing left to update; before, the store
+                # (already made) raised "the subscription is closed" in the storing thread
 
 
 def _check_field(obj: Any, field: str, value: Any, written: Callable[[], str] | str = "") -> None:
@@ -160,6 +231,11 @@ def _frozen(value: Any) -> Any:
 OWN_DEFAULTS = "__eventpy_own_defaults__"  # in a class's own __dict__: the defaults its body (or a store on it) gave
 NOTHING = object()
 inheritors: "weakref.WeakSet[Any]" = weakref.WeakSet()  # live objects holding a value of their class's
+# Held while an object takes its class's defaults and joins `inheritors`, and while a store on a
+# class sets the new default and lists the objects that follow it: before, a class store while
+# other threads made objects raised "Set changed size during iteration" (the WeakSet grew under
+# it) after some of its objects had the new value, and an object made meanwhile could keep the old
+inheritors_lock = threading.Lock()
 
 
 def inherits(obj: Any, st: _Instance, field: str) -> bool:
@@ -220,8 +296,10 @@ class GuardField:
         if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
-        lock = st.lock(self.name)
+        lock = st.lock(self.name, obj)
         with lock:
+            if not own and not inherits(obj, st, self.name):
+                return  # a class's new default, and the object stored its own since it was listed
             if not self.local:
                 try:
                     _check_field(obj, self.name, _frozen(value), written)
@@ -271,7 +349,7 @@ class ObservedSet(set):
             st = _state(self._owner)
             if self._field in getattr(type(self._owner), "__eventpy_locals__", ()):
                 return  # a local set: the guard sees it once released
-            with st.lock(self._field):
+            with st.lock(self._field, self._owner):
                 _publish_field(self._owner, self._field, self)
 
 
@@ -280,17 +358,24 @@ def _mutator(name: str) -> Callable:
 
     def method(self: ObservedSet, *args: Any) -> Any:
         owner = self._owner
-        if owner is not None and self._field not in getattr(type(owner), "__eventpy_locals__", ()):
-            trial = set(self)  # refused before it happens, like a store (sets in guards are small)
-            try:
-                base(trial, *args)
-                _check_field(owner, self._field, frozenset(trial),
-                             lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
-            except (TypeError, ValueError) as e:
-                callers_mistake(e)
-                raise  # from the line of the call (_boundary)
-        result = base(self, *args)
-        self._changed()
+        if owner is None:
+            result = base(self, *args)
+            return self if name.startswith("__i") else result
+        # Under the field's lock from the check to the update, as a store is: before, a mutation
+        # from one thread ran while another thread's update (or release) iterated the set to
+        # freeze it, which raised "Set changed size during iteration" there.
+        with _state(owner).lock(self._field, owner):
+            if self._field not in getattr(type(owner), "__eventpy_locals__", ()):
+                trial = set(self)  # refused before it happens, like a store (sets in guards are small)
+                try:
+                    base(trial, *args)
+                    _check_field(owner, self._field, frozenset(trial),
+                                 lambda: f"{type(owner).__qualname__}.{self._field}.{name}({', '.join(map(_short, args))})")
+                except (TypeError, ValueError) as e:
+                    callers_mistake(e)
+                    raise  # from the line of the call (_boundary)
+            result = base(self, *args)
+            self._changed()
         return self if name.startswith("__i") else result
 
     method.__name__ = name
@@ -316,10 +401,16 @@ class assigning:
 
     def __enter__(self) -> None:
         st = _state(self.obj)
-        for f in self.fields:
-            lk = st.lock(f)
-            lk.acquire()
-            self.locks.append(lk)
+        try:
+            for f in self.fields:
+                lk = st.lock(f, self.obj)
+                lk.acquire()
+                self.locks.append(lk)
+        except BaseException:  # FieldDeadlock: no __exit__ follows, so the locks taken go back now
+            for lk in reversed(self.locks):
+                lk.release()
+            self.locks.clear()
+            raise
 
     def __exit__(self, *exc: Any) -> None:
         st = _state(self.obj)
@@ -351,10 +442,12 @@ def release(obj: Any, *fields: str) -> None:
             raise AttributeError(f"release self.{f}: {type(obj).__qualname__} has no `local` field {f}; declare "
                                  f"it in the class body: `local {f}: TYPE = VALUE`")
     st = _state(obj)
-    locks = [st.lock(f) for f in sorted(set(fields))]
-    for lk in locks:
-        lk.acquire()
+    locks = []
     try:
+        for f in sorted(set(fields)):
+            lk = st.lock(f, obj)
+            lk.acquire()  # FieldDeadlock: the ones taken go back in `finally`
+            locks.append(lk)
         values = {f: obj.__dict__[f] for f in dict.fromkeys(fields)}
         frozen = {f: _frozen(v) for f, v in values.items()}  # snapshots: later local changes of a set stay local
         try:

@@ -27,9 +27,14 @@ class Settler:
         with local.lock:
             if local.closed:
                 return
-            self._monitored[id(state)] = state
             due = local.core.settle_due(state)
-            if due is None or (self._timer is not None and self._due <= due):
+            if due is None:  # no approximation in force (or closed): nothing to settle
+                # kept before, so a node with the monitor on held every subscription ever
+                # updated, closed or not, and what its callback reaches, until a timer fired
+                self._monitored.pop(id(state), None)
+                return
+            self._monitored[id(state)] = state
+            if self._timer is not None and self._due <= due:
                 return
             if self._timer is not None:
                 self._timer.cancel()  # set for later than this one
@@ -44,6 +49,7 @@ class Settler:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._monitored.clear()
 
     def _fire(self, timer: threading.Timer) -> None:
         with self._local.lock:

@@ -28,7 +28,7 @@ from ._sizes import HEADROOM, check_fits, check_sent
 from .client import SchemaRefused, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, answer_budget, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
-from .lang import subscriptions_of
+from .lang import nodes_left_by, subscriptions_of
 from .model import Event, EventType
 
 ENV_BROKER = "EVENTPY_BROKER"
@@ -121,7 +121,12 @@ class Subscription:
         """Unsubscribe; a second call does nothing. A callback that had already passed its check
         in another thread may still start (docs/concurrency.md)."""
         if not self._state.closed:
-            self._node._local.send(lambda core: core.unsubscribe(self._state))
+            try:
+                self._node._local.send(lambda core: core.unsubscribe(self._state))
+            except RuntimeError:  # the node closed meanwhile, from another thread: it closed this too
+                if not self._state.closed:
+                    raise
+                return
             self._node._local.forget(self._state)
             _sent_by_callback()
 
@@ -172,10 +177,11 @@ class Node:
         by default the node's (`eventpy.connect(rum=...)`)."""
         try:
             env, plan = self._checked(etype, guard, params, on_event)
+            monitor = UpdateMonitor.of(rum)  # its knobs are the caller's too
         except (TypeError, ValueError) as e:  # GuardError is a ValueError
             callers_mistake(e)
             raise  # from the caller's line (_boundary)
-        return self._subscribe_plan(etype, plan, env, on_event, rum=rum)
+        return self._subscribe_plan(etype, plan, env, on_event, rum=rum if monitor is None else monitor)
 
     def _checked(self, etype: Any, guard: Any, params: Any, on_event: Any) -> tuple[dict[str, Any], Any]:
         """`subscribe`'s arguments: the frozen parameters and the compiled guard, or the error."""
@@ -388,8 +394,8 @@ def _connect_remote(url: str, name: str | None, monitor: UpdateMonitor | None = 
 def confirm(target: Any, timeout: float = 5.0) -> None:
     """Wait until the subscription changes made so far are in force at every broker they must
     reach (000 §9.3). `target`: a Subscription, a Node, or an object of an .epy class (whose event
-    methods' subscriptions are confirmed), so a program in the language writes
-    `self.limit = x` then `eventpy.confirm(self)`. Raises UpdateNotConfirmed naming the broker
+    methods' subscriptions are confirmed; once it is closed, its unsubscriptions), so a program
+    in the language writes `self.limit = x` then `eventpy.confirm(self)`. Raises UpdateNotConfirmed naming the broker
     that did not acknowledge in time."""
     if isinstance(target, (Subscription, Node)):
         target.confirm(timeout)
@@ -403,8 +409,8 @@ def confirm(target: Any, timeout: float = 5.0) -> None:
 
 
 def _nodes_of(obj: Any) -> list[Node]:
-    """The nodes the subscriptions of an EventObject live on."""
-    return list({id(sub._node): sub._node for sub in subscriptions_of(obj)}.values())
+    """The nodes the subscriptions of an EventObject live on (or, once it is closed, lived on)."""
+    return list({id(sub._node): sub._node for sub in subscriptions_of(obj)}.values()) or nodes_left_by(obj)
 
 
 def stats() -> dict[str, int]:

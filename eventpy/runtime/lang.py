@@ -39,13 +39,14 @@ from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
 from ._boundary import callers_mistake, past_wrapper
 from ._lang_class import EventClass, metaclass
-from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
-                           class_attr, class_default, inheritors, last, release, released, subscriptions_of)
+from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
+                           class_attr, class_default, inheritors, inheritors_lock, last, nodes_left_by, release, released,
+                           subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .client import SchemaRefused
 from .model import EventType
 
-__all__ = ["EventMethod", "EventObject", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
+__all__ = ["EventMethod", "EventObject", "FieldDeadlock", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
            "metaclass", "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
 
 _node_lock = threading.Lock()
@@ -274,17 +275,18 @@ class EventObject(metaclass=EventClass):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
         st = None
-        for f in cls.__eventpy_fields__ | cls.__eventpy_locals__:
-            v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
-            if v is NOTHING:
-                continue
-            v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
-            st = st or _state(obj)
-            st.inherited[f] = v
-            if f in cls.__eventpy_locals__:
-                st.released[f] = _frozen(v)
-        if st is not None:
-            inheritors.add(obj)  # a store on the class reaches it while it holds the class's value
+        with inheritors_lock:  # no store on the class between the defaults taken and the joining
+            for f in cls.__eventpy_fields__ | cls.__eventpy_locals__:
+                v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
+                if v is NOTHING:
+                    continue
+                v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
+                st = st or _state(obj)
+                st.inherited[f] = v
+                if f in cls.__eventpy_locals__:
+                    st.released[f] = _frozen(v)
+            if st is not None:
+                inheritors.add(obj)  # a store on the class reaches it while it holds the class's value
         return obj
 
     def close(self) -> None:
@@ -303,6 +305,8 @@ class EventObject(metaclass=EventClass):
 def _unsubscribe(obj: Any) -> None:
     st = _state(obj)
     st.closed = True
+    if st.subs:  # (a second close has none left: the nodes of the first are kept)
+        st.left = list({id(sub._node): sub._node for sub, _ in st.subs}.values())
     for sub, _ in st.subs:
         sub.close()
     st.subs.clear()

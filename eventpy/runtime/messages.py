@@ -14,6 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+# The longest a Flush or an AckReq may let its receiver wait (seconds): a broker refuses a frame
+# with more (wire), so a client asks for at most this however long its caller waits.
+MAX_BUDGET = 3600.0
+
+
 @dataclass(slots=True)
 class Adv:
     etype: str

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import msgpack
 from msgpack import unpackb as _unpackb
 
-from .messages import Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
+from .messages import MAX_BUDGET, Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from .model import Interval, SetDelta, ValueSet
 
 DEFAULT_MAX_FRAME = 1 << 20  # 1 MiB
@@ -236,8 +236,8 @@ _OPTIONAL_LAST = frozenset({"flush", "flushack"})  # kinds whose last field may 
 
 
 def _budget(x: Any) -> float:
-    if type(x) not in (int, float) or not 0 <= x <= 3600:
-        raise WireError("an acknowledgement budget must be a number of seconds within 0..3600")
+    if type(x) not in (int, float) or not 0 <= x <= MAX_BUDGET:
+        raise WireError(f"an acknowledgement budget must be a number of seconds within 0..{MAX_BUDGET:g}")
     return float(x)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import pytest
 
@@ -47,3 +48,33 @@ def test_confirm_names_a_broker_that_stopped_answering(overlay):
         assert "b1" in str(info.value)
     finally:
         os.kill(pid, signal.SIGCONT)
+
+
+def test_a_long_timeout_is_fine_over_tcp(broker_server):
+    # A budget above what a broker takes (an hour) made the broker refuse the ACKREQ (or FLUSH)
+    # as a malformed frame and close the link; the node reconnected, asked again with the rest of
+    # its timeout, and so on: confirm(timeout=5000) neither returned nor let the node stay
+    # connected. The budget a node asks for is capped at the wire's limit.
+    server = broker_server()
+    node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    got: list[float] = []
+    sub = node.subscribe(Q, "price < limit", params={"limit": 1.0}, on_event=lambda e: got.append(e.price))
+    sub.update(limit=10.0)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def wait_long() -> None:
+        try:
+            sub.confirm(timeout=5000)
+            eventpy.drain(timeout=5000)
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+        done.set()
+
+    threading.Thread(target=wait_long, daemon=True).start()
+    assert done.wait(30), "confirm/drain with a long timeout did not return"
+    assert errors == []
+    node.publish(Q, firm="X", price=5.0)
+    eventpy.drain(timeout=10)
+    assert got == [5.0]
+    assert node.stats()["resyncs"] == 0  # the link was never refused

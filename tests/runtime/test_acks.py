@@ -151,3 +151,58 @@ RESULT = w.seen
         assert ns["RESULT"] == [3.0]
     finally:
         eventpy.shutdown()
+
+
+def test_confirm_of_a_closed_epy_object_waits_for_its_unsubscription():
+    # As `sub.confirm()` after `sub.close()` does: the UNSUBs are in force. Before, a closed object
+    # was refused with "confirm takes a Subscription, a Node or an object of an .epy class with
+    # event methods, not Watcher", though it is one.
+    import eventpy
+    from eventpy.compiler import compile_source
+    src = '''
+class Watcher:
+    def __init__(self):
+        self.limit = 1.0
+        self.seen = []
+
+    event def quote(self, price: float) when price < self.limit:
+        self.seen.append(price)
+'''
+    eventpy.shutdown()
+    try:
+        ns: dict = {"__name__": "watcher_closed"}
+        exec(compile(compile_source(src, "watcher_closed.epy"), "watcher_closed.epy", "exec"), ns)
+        w = ns["Watcher"]()
+        w.limit = 5.0
+        w.close()
+        eventpy.confirm(w, timeout=2.0)
+        w.close()  # a second close leaves nothing more to unsubscribe, and the object is still known
+        eventpy.confirm(w, timeout=2.0)
+        ns["Watcher"].quote(3.0)
+        eventpy.drain(timeout=5.0)
+        assert w.seen == []
+        eventpy.shutdown()
+        with pytest.raises(RuntimeError, match="closed"):  # its node is gone: nothing to confirm
+            eventpy.confirm(w, timeout=1.0)
+        with pytest.raises(TypeError, match="confirm takes"):
+            eventpy.confirm(ns["Watcher"], timeout=1.0)  # the class is not one of its objects
+    finally:
+        eventpy.shutdown()
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e12, 1e300])
+def test_a_timeout_no_wait_can_take_is_refused_before_anything_is_asked(timeout):
+    # Before: OverflowError "timestamp out of range for platform time_t" from the wait, after the
+    # ACKREQ or FLUSH had been queued and its token registered (never given up).
+    import eventpy
+    eventpy.shutdown()
+    try:
+        node = eventpy.connect()
+        sub = node.subscribe(Q, "price < limit", params={"limit": 1.0})
+        for call, what in ((lambda: sub.confirm(timeout=timeout), "confirm"),
+                           (lambda: eventpy.drain(timeout=timeout), "drain")):
+            with pytest.raises(ValueError, match=f"{what} needs a finite timeout of at most"):
+                call()
+        assert not node._local.acks
+    finally:
+        eventpy.shutdown()

@@ -109,3 +109,63 @@ def test_confirm_with_the_monitor_swallowing_updates_and_after_close():
     node.close()
     with pytest.raises(RuntimeError, match="closed"):
         eventpy.confirm(sub, timeout=1.0)
+
+
+@pytest.mark.parametrize("knobs, error, message", [
+    ({"window": float("inf")}, ValueError, "window must be positive and finite, not inf"),
+    ({"freq_approx": float("inf")}, ValueError, "freq_approx must be positive and finite"),
+    ({"window": 1e200, "freq_approx": 1e200}, ValueError, "times freq_approx"),
+    ({"min_history": 4.5}, TypeError, "min_history is a whole number of changes, not float 4.5"),
+    ({"min_history": float("nan")}, TypeError, "min_history is a whole number"),
+    ({"window": "1"}, TypeError, "window is a number, not str '1'"),
+    ({"window": None}, TypeError, "window is a number, not NoneType"),
+    ({"window": True}, TypeError, "window is a number, not bool"),
+    ({"windw": 1.0}, TypeError, "rum= knows window, freq_approx and min_history, not windw"),
+])
+def test_every_monitor_knob_it_cannot_use_is_refused_when_given(knobs, error, message):
+    # Before, an infinite window or a fractional min_history was taken, and the subscription's
+    # first update raised (OverflowError, an index error) after the exact value was stored
+    # locally and before it was sent: the broker kept the old limit and the events under the new
+    # one were never delivered. A string window raised "'>' not supported between ...".
+    node = eventpy.connect()
+    with pytest.raises(error, match=message):
+        node.subscribe(Quote, "price < limit", params={"limit": 1.0}, rum=knobs)
+    with pytest.raises(error, match=message):
+        eventpy.connect(rum=knobs)
+    assert not node._local.core.subs  # nothing was subscribed
+
+
+def test_a_large_but_usable_monitor_is_taken_and_updates_reach_the_broker():
+    node = eventpy.connect()
+    got = []
+    sub = node.subscribe(Quote, "price < limit", params={"limit": 1.0}, on_event=got.append,
+                         rum={"window": 1e6, "freq_approx": 1e-3, "min_history": 10**6})
+    for i in range(10):
+        sub.update(limit=float(i))
+    node.publish(Quote, firm="X", price=8.5)
+    eventpy.drain(timeout=5.0)
+    assert [e.price for e in got] == [8.5]
+
+
+def test_closed_monitored_subscriptions_are_not_kept_by_the_node():
+    # A game makes and drops objects quickly on a node with the monitor on. Before, the node's
+    # timer bookkeeping kept every subscription ever updated (with its callback and what that
+    # reaches) until a timer fired, which never happens while nothing is approximated.
+    import gc
+    import weakref
+
+    class Player:
+        def seen(self, event):
+            pass
+
+    node = eventpy.connect(rum=True)
+    players = []
+    for i in range(200):
+        player = Player()
+        sub = node.subscribe(Quote, "price < limit", params={"limit": 1.0}, on_event=player.seen)
+        sub.update(limit=2.0)  # one change: far below freq_approx, sent exactly
+        sub.close()
+        players.append(weakref.ref(player))
+    del player, sub
+    gc.collect()
+    assert sum(p() is not None for p in players) == 0

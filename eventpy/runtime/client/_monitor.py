@@ -48,6 +48,7 @@ Choices where this differs from the pseudo-code:
 from __future__ import annotations
 
 import math
+import numbers
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -72,12 +73,24 @@ class UpdateMonitor:
     min_history: int = 4
 
     def __post_init__(self) -> None:
-        if not self.window > 0:
-            raise ValueError(f"the monitor's window must be positive, not {self.window}")
-        if not self.freq_approx > 0:
-            raise ValueError(f"freq_approx must be positive, not {self.freq_approx}")
-        if self.min_history < 4:
-            raise ValueError("a cubic spline needs at least 4 points: min_history >= 4")
+        # Checked whole here: a knob the monitor cannot use raised out of a later `update` (an
+        # infinite window: OverflowError; min_history 4.5: an index error) after the exact value
+        # was stored locally and before it was sent, so the broker kept the old one for good.
+        for knob in ("window", "freq_approx"):
+            value = getattr(self, knob)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"the monitor's {knob} is a number, not {type(value).__name__} {value!r}")
+            if not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"the monitor's {knob} must be positive and finite, not {value}")
+        if not math.isfinite(self.window * self.freq_approx):
+            raise ValueError(f"the monitor's window ({self.window}) times freq_approx ({self.freq_approx}) "
+                             "must be finite: it is the number of changes that make a rate high")
+        history = self.min_history
+        if isinstance(history, bool) or not isinstance(history, numbers.Integral):
+            raise TypeError(f"the monitor's min_history is a whole number of changes, not "
+                            f"{type(history).__name__} {history!r}")
+        if history < 4:
+            raise ValueError(f"a cubic spline needs at least 4 points: min_history >= 4, not {history}")
 
     @classmethod
     def of(cls, spec: Any) -> "UpdateMonitor | None":
@@ -90,6 +103,9 @@ class UpdateMonitor:
         if isinstance(spec, UpdateMonitor):
             return spec
         if isinstance(spec, dict):
+            unknown = sorted(map(str, set(spec) - {"window", "freq_approx", "min_history"}))
+            if unknown:
+                raise TypeError(f"rum= knows window, freq_approx and min_history, not {', '.join(unknown)}")
             return cls(**spec)
         raise TypeError(f"rum= takes True, a dict of window/freq_approx/min_history, or an UpdateMonitor, "
                         f"not {type(spec).__name__}")

@@ -286,7 +286,11 @@ class TcpOverlay:
         event = self._events.get(node.link)
         if event is not None:
             node._flagged = True
-            self.loop.call_soon_threadsafe(event.set)
+            try:
+                self.loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # the overlay was stopped (its loop closed): no writer is left to wake
+                if not self.loop.is_closed():
+                    raise
 
     def detach(self, node: LocalNode) -> None:
         self.wake(node)  # the writer sends what is left, then closes
