@@ -164,7 +164,8 @@ def parser() -> argparse.ArgumentParser:
     broker.set_defaults(func=_broker)
     overlay = sub.add_parser("overlay", help="start, inspect and stop broker processes on this machine")
     overlay.add_argument("action", choices=("up", "status", "down"),
-                         help="up: start brokers and return once they are linked; status: a table of them; "
+                         help="up: start brokers and return once they are linked; status: a table of them (exit "
+                              "status 3 if one is not running or not serving); "
                               "down: stop the brokers this run dir started")
     # None: 3, 127.0.0.1, 7100; a topology file names its own brokers and addresses (a flag beside it is refused)
     overlay.add_argument("--brokers", type=int, help="how many brokers (default: 3; not with a TOML file)")

@@ -1,5 +1,6 @@
 """`eventpy overlay status`: a table of an overlay's brokers, from their status files, and what
-to do about a broker that no longer runs."""
+to do about a broker that no longer runs. Exit status 0 when every broker serves, 3 when one does
+not (gone or hung), 1 when there is no overlay in the run directory."""
 
 from __future__ import annotations
 
@@ -63,7 +64,12 @@ def show_status(run_dir: Path) -> int:
         print(f"broker {name} (pid {states[name]['pid']}) runs but has not written its status for {seconds:.0f}s "
               f"(it does every second): stopped (SIGSTOP, a debugger) or stuck; its links and rates above are "
               f"as of then")
-    return 0
+    return NOT_SERVING if dead or hung else 0
+
+
+# the exit status when a broker is not running or not serving, as an init script's `status` says
+# "not running" (LSB), so that a health check can test it; 1 stays "no overlay there"
+NOT_SERVING = 3
 
 
 SILENT = 5.0  # a live broker whose status is older than this is not serving

@@ -30,7 +30,7 @@ def test_status_shows_a_killed_broker_without_its_old_links_and_says_how_to_rest
     os.kill(pid, signal.SIGKILL)
     assert _gone(pid)
     status = run_eventpy("overlay", "status", "--run-dir", str(overlay.run_dir), cwd=overlay.dir, env=overlay.env)
-    assert status.returncode == 0, status.stderr
+    assert status.returncode == 3, status.stderr  # a health check can tell (it was 0)
     rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]]
             for ln in status.stdout.splitlines() if ln.startswith("│ b")}
     # columns after the name: address, pid, alive, links, subscriptions, received, sent, now, avg
@@ -59,4 +59,5 @@ def test_status_tells_a_broker_that_stopped_serving_from_one_that_runs(overlay):
     rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]]
             for ln in status.stdout.splitlines() if ln.startswith("│ b")}
     assert rows["b1"][2].startswith("hung? (") and rows["b0"][2] == "yes", status.stdout
+    assert status.returncode == 3
     assert f"broker b1 (pid {pid}) runs but has not written its status for" in status.stdout, status.stdout
