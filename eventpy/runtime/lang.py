@@ -21,7 +21,8 @@ Generated code imports this module as `__eventpy__`:
 * A store on the class (`StockMonitor.limit = 12`) is a new default, which the objects that never
   stored their own follow (`_lang_class`: the metaclass of event classes).
 
-The fields' machinery is in `_lang_fields`; this module has the event methods and classes.
+The fields' machinery is in `_lang_fields`; subscribing an object when its constructor returns,
+in `_lang_objects`; this module has the event methods and classes.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
 from ._boundary import callers_mistake, past_wrapper
 from ._lang_class import EventClass, metaclass
+from ._lang_objects import _subscribing_init, node
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
                            class_attr, class_default, inheritors, inheritors_lock, last, nodes_left_by, release, released,
                            subscriptions_of)
@@ -48,21 +50,6 @@ from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FieldDeadlock", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
            "metaclass", "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
-
-_node_lock = threading.Lock()
-_default_node: Any = None
-
-
-def node() -> Any:
-    """The process's node for compiled programs (`eventpy.connect()` on first use)."""
-    global _default_node
-    with _node_lock:
-        if _default_node is None or _default_node._local.closed:
-            from .api import connect
-
-            _default_node = connect()
-        return _default_node
-
 
 # -- the guard marker ---------------------------------------------------------------------------
 class When:
@@ -423,6 +410,7 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
 
 
 _local_classes: dict[str, int] = {}  # module.qualname of classes made in a function -> how many
+_local_classes_lock = threading.Lock()
 
 
 def _type_prefix(cls: type) -> str:
@@ -431,7 +419,7 @@ def _type_prefix(cls: type) -> str:
     events reach only its own instances (processes that run the same program agree)."""
     name = f"{cls.__module__}.{cls.__qualname__}"
     if "<locals>" in cls.__qualname__:
-        with _node_lock:
+        with _local_classes_lock:
             n = _local_classes[name] = _local_classes.get(name, 0) + 1
         if n > 1:
             name += f"[{n}]"
@@ -478,66 +466,3 @@ def _in_file(e: GuardError, marker: When, filename: str) -> GuardError:
     if not (line <= len(shown) and guard_lines[e.line - 1].strip() and guard_lines[e.line - 1].strip() in shown[line - 1]):
         text = "\n" * max(0, marker.line - 1) + " " * max(0, marker.column - 1) + marker.source
     return GuardError(e.message, text, line, column, filename)
-
-
-def _subscribing_init(init: Callable) -> Callable:
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        try:
-            init(self, *args, **kwargs)
-        except BaseException as e:  # the program's constructor: its frames, not this wrapper's
-            past_wrapper(e)
-            raise  # (_boundary)
-        # the most derived constructor subscribes, once: not again where __init__ runs on an
-        # object already subscribed (a reset calling self.__init__(), a __new__ returning a live
-        # object), whose stores reached its subscriptions (a second set delivered every event twice)
-        if type(self).__init__ is __init__ and not _state(self).subs:
-            try:
-                envs = _guard_values(self)
-                node()  # the first object attaches the process: an EVENTPY_BROKER it cannot use is said here
-            except (TypeError, AttributeError, ConnectionError, ValueError) as e:  # fields the guards
-                callers_mistake(e)  # cannot take, a broker that is not there: the program's
-                raise  # from the line that made the object (_boundary)
-            _subscribe(self, envs)
-
-    __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
-    __init__.__wrapped__ = init  # type: ignore[attr-defined]
-    __init__.__doc__ = init.__doc__
-    return __init__
-
-
-def _guard_values(obj: Any) -> list[tuple[EventMethod, dict[str, Any]]]:
-    """Every event method of the object with the values of the fields its guard reads, checked
-    (before the first subscription is made, so that a refused object subscribes nothing)."""
-    cls = type(obj)
-    st = _state(obj)
-    envs = []
-    for name, method in cls.__eventpy_events__.items():
-        env = {}
-        for f in method.fields:
-            if f in cls.__eventpy_locals__:
-                if f not in st.released:
-                    raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads local self.{f}, "
-                                         "which has no released value; give it a default")
-                env[f] = _frozen(st.released[f])
-            else:
-                try:
-                    env[f] = _frozen(obj.__dict__[f])
-                except KeyError:
-                    raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads self.{f}, which "
-                                         "is not set when the constructor returns (the object subscribes "
-                                         f"then): assign self.{f} in __init__, or give the class a default "
-                                         f"(`{f} = ...` in its body)") from None
-        method.check_fields(env)
-        envs.append((method, env))
-    return envs
-
-
-def _subscribe(obj: Any, envs: list[tuple[EventMethod, dict[str, Any]]]) -> None:
-    st = _state(obj)
-    n = node()
-    group = object()  # one serial queue per object: its event methods run one at a time
-    for method, env in envs:
-        on_event = method.deliver(obj)
-        for etype in method.listens:  # one event reaches one of them: no duplicates
-            sub = n._subscribe_plan(etype, method.plan, env, on_event, group)
-            st.subs.append((sub, method.fields))

@@ -1,0 +1,88 @@
+"""An `.epy` object's subscriptions: the process's node for compiled programs, and the
+constructor wrapper that subscribes every event method once the program's `__init__` returns
+(with the values of the fields each guard reads, all checked before the first subscription)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from ._boundary import callers_mistake, past_wrapper
+from ._lang_fields import _frozen, _state
+
+_node_lock = threading.Lock()
+_default_node: Any = None
+
+
+def node() -> Any:
+    """The process's node for compiled programs (`eventpy.connect()` on first use)."""
+    global _default_node
+    with _node_lock:
+        if _default_node is None or _default_node._local.closed:
+            from .api import connect
+
+            _default_node = connect()
+        return _default_node
+
+
+def _subscribing_init(init: Callable) -> Callable:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except BaseException as e:  # the program's constructor: its frames, not this wrapper's
+            past_wrapper(e)
+            raise  # (_boundary)
+        # the most derived constructor subscribes, once: not again where __init__ runs on an
+        # object already subscribed (a reset calling self.__init__(), a __new__ returning a live
+        # object), whose stores reached its subscriptions (a second set delivered every event twice)
+        if type(self).__init__ is __init__ and not _state(self).subs:
+            try:
+                envs = _guard_values(self)
+                node()  # the first object attaches the process: an EVENTPY_BROKER it cannot use is said here
+            except (TypeError, AttributeError, ConnectionError, ValueError) as e:  # fields the guards
+                callers_mistake(e)  # cannot take, a broker that is not there: the program's
+                raise  # from the line that made the object (_boundary)
+            _subscribe(self, envs)
+
+    __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
+    __init__.__wrapped__ = init  # type: ignore[attr-defined]
+    __init__.__doc__ = init.__doc__
+    return __init__
+
+
+def _guard_values(obj: Any) -> list[tuple[Any, dict[str, Any]]]:  # (EventMethod, field values)
+    """Every event method of the object with the values of the fields its guard reads, checked
+    (before the first subscription is made, so that a refused object subscribes nothing)."""
+    cls = type(obj)
+    st = _state(obj)
+    envs = []
+    for name, method in cls.__eventpy_events__.items():
+        env = {}
+        for f in method.fields:
+            if f in cls.__eventpy_locals__:
+                if f not in st.released:
+                    raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads local self.{f}, "
+                                         "which has no released value; give it a default")
+                env[f] = _frozen(st.released[f])
+            else:
+                try:
+                    env[f] = _frozen(obj.__dict__[f])
+                except KeyError:
+                    raise AttributeError(f"{cls.__qualname__}.{name}: the guard reads self.{f}, which "
+                                         "is not set when the constructor returns (the object subscribes "
+                                         f"then): assign self.{f} in __init__, or give the class a default "
+                                         f"(`{f} = ...` in its body)") from None
+        method.check_fields(env)
+        envs.append((method, env))
+    return envs
+
+
+def _subscribe(obj: Any, envs: list[tuple[Any, dict[str, Any]]]) -> None:
+    st = _state(obj)
+    n = node()
+    group = object()  # one serial queue per object: its event methods run one at a time
+    for method, env in envs:
+        on_event = method.deliver(obj)
+        for etype in method.listens:  # one event reaches one of them: no duplicates
+            sub = n._subscribe_plan(etype, method.plan, env, on_event, group)
+            st.subs.append((sub, method.fields))
