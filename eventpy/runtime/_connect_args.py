@@ -42,3 +42,31 @@ def _broker_address(url: str) -> tuple[str, int]:
         what, value = extra[0]
         raise ValueError(f"cannot attach to {url!r}: a broker URL is tcp://HOST:PORT, without {what} {value!r}")
     return parts.hostname, port
+
+
+ENV_RUM = "EVENTPY_RUM"
+_ON, _OFF = ("1", "on", "true", "yes"), ("", "0", "off", "false", "no")
+
+
+def rum_from_env(environ: Any) -> Any:
+    """The update monitor a process asks for in EVENTPY_RUM, for every connect() that does not say
+    (an .epy program's objects included, whose node the program does not make): `1` or `on` for
+    the defaults, `window=1.0,freq_approx=4,min_history=4` for knobs, unset or `0` for none."""
+    text = environ.get(ENV_RUM)
+    if text is None or text.strip().lower() in _OFF:
+        return None
+    text = text.strip()
+    if text.lower() in _ON:
+        return True
+    knobs: dict[str, Any] = {}
+    for part in text.split(","):
+        key, eq, value = (p.strip() for p in part.partition("="))
+        if not eq or not key or not value:
+            raise ValueError(f"{ENV_RUM}={text!r}: use 1 (the defaults) or knobs such as "
+                             "window=1.0,freq_approx=4,min_history=4")
+        try:
+            knobs[key] = int(value) if key == "min_history" else float(value)
+        except ValueError:
+            raise ValueError(f"{ENV_RUM}: {key}={value!r} is not a number") from None
+    return knobs
+

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from ..guards import SUBSCRIBED_AT, compile_guard
 from ._boundary import callers_mistake
-from ._connect_args import _broker_address, _check_connect_args
+from ._connect_args import ENV_RUM, _broker_address, _check_connect_args, rum_from_env
 from ._executor import _here
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain, unreachable
 from ._settler import Settler
@@ -325,11 +325,19 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
     `matcher` (naive, poset, fastint) and `summary` (attribute, poset). With a URL the overlay's
     brokers have chosen them: a `mode` other than theirs is an error; `matcher` and `summary` are
     not told by a broker, so only their names are checked. `rum` turns the runtime update monitor
-    on for the node's subscriptions (see `Node.subscribe`)."""
+    on for the node's subscriptions (see `Node.subscribe`); without it, EVENTPY_RUM says (`1`, or
+    knobs such as `window=1.0,freq_approx=4`), or none."""
     global _overlay
     try:
         _check_connect_args(url, mode, matcher, summary, name)
-        monitor = UpdateMonitor.of(rum)
+        if rum is None:  # the process's choice, if it made one (an .epy program's objects too)
+            try:
+                monitor = UpdateMonitor.of(rum_from_env(os.environ))
+            except (TypeError, ValueError) as e:
+                said = str(e).replace("rum= ", "", 1)  # the program wrote no rum=
+                raise type(e)(said if said.startswith(ENV_RUM) else f"{ENV_RUM}: {said}") from None
+        else:
+            monitor = UpdateMonitor.of(rum)
         # a URL the program never wrote: its errors say where it came from
         from_env = f"{ENV_BROKER}: " if not url and os.environ.get(ENV_BROKER) else ""
         url = url or os.environ.get(ENV_BROKER) or None

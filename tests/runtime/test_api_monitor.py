@@ -169,3 +169,55 @@ def test_closed_monitored_subscriptions_are_not_kept_by_the_node():
     del player, sub
     gc.collect()
     assert sum(p() is not None for p in players) == 0
+
+
+def test_eventpy_rum_turns_the_monitor_on_for_the_process_and_its_epy_objects(monkeypatch):
+    """An .epy program does not make the node its objects use, so it had no way to turn the
+    monitor on (000 §6 'per process'): EVENTPY_RUM does, for every connect() that does not say."""
+    import sys
+    import textwrap
+    import traceback
+
+    from eventpy.compiler import compile_source
+
+    def load(text: str, name: str) -> dict:
+        ns = {"__name__": name}
+        exec(compile(compile_source(textwrap.dedent(text), f"{name}.epy", name), f"{name}.epy", "exec"), ns)
+        return ns
+
+    monkeypatch.setenv("EVENTPY_RUM", "window=0.5,freq_approx=8")
+    node = eventpy.connect()
+    assert (node._rum.window, node._rum.freq_approx, node._rum.min_history) == (0.5, 8.0, 4)
+    assert eventpy.connect(rum=False)._rum is None  # a program's own choice wins
+    ns = load('''
+        class Band:
+            def __init__(self, limit: float):
+                self.limit = limit
+                self.got = []
+
+            event def quote(self, firm: str, price: float) when price < self.limit:
+                self.got.append(price)
+    ''', name="band_rum")
+    band = ns["Band"](10.0)
+    for i in range(60):  # far above freq_approx
+        band.limit = 10.0 + i * 0.1
+        time.sleep(0.01)
+    eventpy.drain(timeout=5.0)
+    [sub] = eventpy.runtime.lang.subscriptions_of(band)
+    assert sub._state.monitor is not None and sub._node.stats()["rum_suppressed"] > 0
+    for price in (15.0, 15.85, 15.95):  # the exact limit is 15.9
+        ns["Band"].quote("X", price)
+    eventpy.drain(timeout=5.0)
+    assert band.got == [15.0, 15.85]  # strict whatever the brokers hold
+
+    for text, words in (("fast", "EVENTPY_RUM='fast': use 1"), ("window=x", "EVENTPY_RUM: window='x' is not"),
+                        ("windw=2", "EVENTPY_RUM: knows window, freq_approx and min_history, not windw"),
+                        ("window=-1", "EVENTPY_RUM: ")):
+        monkeypatch.setenv("EVENTPY_RUM", text)
+        line = sys._getframe().f_lineno + 2
+        with pytest.raises((TypeError, ValueError)) as info:
+            eventpy.connect()
+        assert str(info.value).startswith(words), str(info.value)
+        assert traceback.extract_tb(info.value.__traceback__)[-1][:2] == (__file__, line)
+    monkeypatch.setenv("EVENTPY_RUM", "0")
+    assert eventpy.connect()._rum is None
