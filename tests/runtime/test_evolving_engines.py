@@ -15,7 +15,7 @@ import re
 import warnings
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from _evolving_guards import E, PARAMS, guards
@@ -74,6 +74,23 @@ STEPS = st.lists(st.one_of(
 # through the overlay, under every engine too).
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(guards(), PARAMS, STEPS, st.sampled_from([0.25, 1.0, 2.0]), st.sampled_from([0.1, 0.5, 1.0, 3.0]))
+@example(
+    guard='((x < elapsed()) and (s == f) and (s == f) and (elapsed() > ttl))',
+    params={'p0': 0.0,
+        'p1': 0.0,
+        'p2': 0.0,
+        'k': 0,
+        'ttl': 1.0,
+        'lim': 0.0,
+        'on': False,
+        'f': 'a'},
+    steps=[('wait', 0.0),
+     ('wait', 1.0),
+     ('upd', 'ttl', 0),
+     ('pub', 0.0, {'x': 0.0, 'n': 0, 's': 'b', 'b': False})],
+    horizon=0.25,
+    ttl=0.1,
+).via('discovered failure')
 def test_every_engine_delivers_the_centralized_evaluation_and_the_same_as_the_others(guard, params, steps,
                                                                                      horizon, ttl):
     clock = Clock()
@@ -119,6 +136,29 @@ def test_every_engine_delivers_the_centralized_evaluation_and_the_same_as_the_ot
             assert got == dict.fromkeys(EVOLVING_ENGINES, want), (values, t, clock.now, params)
     for b in brokers.values():
         assert not b.stats["refused"]  # every message made sense
+
+
+@pytest.mark.parametrize("engine", EVOLVING_ENGINES)
+def test_a_time_switch_that_turns_on_keeps_the_conjunctions_other_constraints(engine):
+    """`s == "a" and elapsed() > ttl`: while the switch was off, VES's version was the empty first
+    attribute alone; once on, only the first attribute was revised in the index, so the index held
+    no constraint at all and every event matched (s == "b" included; the subscriber's local filter
+    dropped them as spurious)."""
+    clock = Clock()
+    broker = attach(Broker(engine, clock=clock, overlay_clock=clock, evolve_horizon=0.25,
+                           evolving_engine=engine), E)
+    core = ClientCore("c", clock=clock)
+    plan = compile_guard('s == "a" and elapsed() > ttl', E, {"ttl": float})
+    state = core.subscribe(E, plan, {"ttl": 1.0}, lambda ev: None)
+    for msg in core.take():
+        if type(msg) is not Adv:
+            broker.handle("c", msg)
+    b, a = (0.0, 0, "b", False), (0.0, 0, "a", False)
+    assert not delivered(broker, E, a, clock.now, 1) and not delivered(broker, E, b, clock.now, 2)  # off
+    clock.now += 1.5
+    broker.tick()
+    assert delivered(broker, E, a, clock.now, 3) == {state.sid}
+    assert not delivered(broker, E, b, clock.now, 4)
 
 
 # -- CLEES: lazy versions and their cache (003 §IV-C, §V-C) ------------------------------------------

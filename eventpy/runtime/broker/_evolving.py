@@ -124,8 +124,13 @@ def version_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[f
     for attr, op, tree in state.evolving[ci]:
         if attr is None:  # a time switch: off over the whole window, the version admits nothing
             if never_holds(op, tree[0], tree[1], state.values, *window):
+                # by an empty first attribute, the other constraints kept: VES's index updates a
+                # version in place, attribute by attribute (_revise), and a version of the first
+                # attribute only had left the switch, once on, with no constraint at all (it
+                # matched every event, `s == f` or not)
                 first = next(iter(schema))
-                return {first: EMPTY_INTERVAL if schema[first] in (int, float) else EMPTY_SET}
+                flt[first] = EMPTY_INTERVAL if schema[first] in (int, float) else EMPTY_SET
+                return flt
             continue
         iv = hull(op, tree, state.values, *window)
         if iv is None:
