@@ -191,8 +191,12 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
     if service not in ("measured", "calibrated", "model"):
         raise ConfigError(f"{where}: service must be 'measured', 'calibrated' or 'model', not {service!r}")
     monitors = r.get("monitors", [False])
-    if not isinstance(monitors, list) or not monitors or not all(isinstance(m, bool) for m in monitors):
-        raise ConfigError(f"{where}: [replay] monitors must be a list of true/false")
+    if not isinstance(monitors, list) or not monitors:
+        raise ConfigError(f"{where}: [replay] monitors must be a non-empty list of true, false, not {monitors!r}")
+    for m in monitors:
+        if not isinstance(m, bool):
+            raise ConfigError(f"{where}: [replay] monitors has {m!r}; allowed: true, false")
+    _refuse_repeats(where, "monitors", monitors)  # as every other grid axis (README)
     monitor = _monitor_knobs(raw.get("monitor", {}), where)
     settings = _workload_settings(raw.get("workload", {}), where)
     subscribers = listed("subscribers", [_default_subscribers(workload)], int)
@@ -217,7 +221,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         service=service,
         link_delay=_number(where, r, "link_delay_ms", 10) / 1000.0,
         settings=dict(settings),
-        monitors=list(dict.fromkeys(monitors)),
+        monitors=list(monitors),
         service_scale=_number(where, r, "service_scale", 1, positive=True),
         monitor=monitor,
     )

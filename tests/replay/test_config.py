@@ -130,3 +130,15 @@ def test_toml_inf_and_a_directory_are_refused_when_read(tmp_path):
 def test_a_value_of_the_wrong_type_is_told_with_what_is_allowed(replay, message):
     with pytest.raises(ConfigError, match=message):
         parse({"replay": {"workload": "micro", **replay}})
+
+
+@pytest.mark.parametrize("monitors,message", [
+    # [true, true] was accepted (deduplicated in silence) while every other axis refuses a repeat
+    ([True, True], r"\[replay\] monitors lists True twice; each value may appear once$"),
+    ([], r"\[replay\] monitors must be a non-empty list of true, false, not \[\]$"),
+    (["yes"], r"\[replay\] monitors has 'yes'; allowed: true, false$"),
+    (True, r"\[replay\] monitors must be a non-empty list of true, false, not True$"),
+])
+def test_the_monitors_axis_is_checked_as_the_others(monitors, message):
+    with pytest.raises(ConfigError, match=f"^config: {message}"):
+        parse({"replay": {"workload": "at", "monitors": monitors}})
