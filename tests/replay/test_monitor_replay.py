@@ -46,7 +46,7 @@ def test_the_config_takes_monitors_and_knobs():
     assert labels == [("parametric", False), ("parametric", True)]
     on = next(p for p in c.points() if p.rum is not None)
     assert dict(on.rum) == {"window": 0.5, "freq_approx": 4} and on.point_id.endswith("-rum")
-    with pytest.raises(ConfigError, match="monitors must be"):
+    with pytest.raises(ConfigError, match="monitors has .yes.; allowed: true, false"):
         parse({"replay": {"workload": "at", "monitors": ["yes"]}})
     with pytest.raises(ConfigError, match="\\[monitor\\]"):
         parse({"replay": {"workload": "at"}, "monitor": {"window": -1}})
