@@ -76,3 +76,10 @@ def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
     assert "spurious events went from 100 to 110 (+10%): within the paper's +27%" in counted_text
     beyond = [dict(avg[0], spurious_updates=10), dict(avg[1], spurious_updates=110)]
     assert "from 10 to 110 (+1000%): beyond the paper's +27%" in "\n".join(monitor_section(c, beyond))
+    # none without the monitor: no relative change, so neither within nor beyond (it said "beyond" for 0 -> 0)
+    for on in (0, 12):
+        zero = [dict(avg[0], spurious_updates=0), dict(avg[1], spurious_updates=on)]
+        zero_text = "\n".join(monitor_section(c, zero))
+        assert "beyond the paper" not in zero_text and "within the paper" not in zero_text
+        assert (f"spurious events went from 0 to {on} ({'—' if not on else 'new'}): no change to set against the "
+                "paper's +27%, since there were none without the monitor.") in zero_text
