@@ -340,10 +340,18 @@ def _missed_at_top(avg: list[dict], top: int) -> str:
     if worst is None or not worst["missed"]:
         return "Every event the ground truth wants got through."
     share = worst["missed"] / worst["wanted"] if worst.get("wanted") else float("nan")
-    return (f"Events were missed all the same: up to {fmt(worst['missed'])} ({share:.0%} of those the ground "
+    return (f"Events were missed all the same: up to {fmt(worst['missed'])} ({_share(share)} of those the ground "
             f"truth wants; {worst['mode']} {worst['matcher']} at {worst['update_rate']:g} updates/s), filtered "
             "by parameters that changed between publication and delivery, or dropped by brokers that had not "
             "applied an update yet.")
+
+
+def _share(x: float) -> str:
+    """A share of a count that is not 0, as a percentage that is not 0 either ("6 (0% of those the
+    ground truth wants)" was said of 6 out of 9,000)."""
+    if math.isnan(x):
+        return "—"
+    return f"{x:.0%}" if x >= 0.01 else f"{x:.1%}" if x >= 0.001 else "under 0.1%"
 
 
 COUNT_NAMES = {"delay_samples": "delay samples", "useful": "useful events", "spurious": "spurious events"}
@@ -416,6 +424,11 @@ def _noise(config: Config, avg: list[dict], top: int) -> list[str]:
         if config.service == "model":
             out.append(f"{head}; with fixed service costs (service = \"model\") the run is deterministic, so their "
                        f"throughput differs by {gap:.0%} by construction, not as a measure of noise.")
+        elif gap < 0.005:  # "yet their throughput differs by 0%" contradicted itself
+            out.append(f"{head}, and their throughput agrees within 0.5% ({gap:.2%}), although "
+                       + ("each mode's cost model was fitted to its own measured run" if config.service == "calibrated"
+                          else "service times are measured CPU times")
+                       + ": the noise of this run is below that.")
         elif config.service == "calibrated":
             out.append(f"{head}, yet their throughput differs by {gap:.0%}: each mode's cost model was fitted to "
                        "its own measured run, so that is the calibration's noise; ratios within it are not "

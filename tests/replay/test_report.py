@@ -153,3 +153,24 @@ def test_table_i_says_a_missing_ratio_as_a_dash(tmp_path):
     rows = [dict(row(0, m), point=m, trace="t", workload="at") for m in ("parametric", "resub")]
     text = write_report(c, rows, tmp_path, command="x", master="local", wall=0.0).read_text()
     assert "—×" not in text and "| fastint | delay of resub / parametric | — | — | 4.05× |" in text
+
+
+def test_no_noise_sentence_contradicts_itself_when_the_modes_agree():
+    # htm with calibrated costs: "yet their throughput differs by 0%: that is the calibration's noise"
+    rows = [row(0, "parametric", throughput=44.60), row(0, "resub", throughput=44.61),
+            row(100, "parametric"), row(100, "resub")]
+    for service, why in (("calibrated", "each mode's cost model was fitted to its own measured run"),
+                         ("measured", "service times are measured CPU times")):
+        _, text = report(config(service=service), rows)
+        assert "differs by 0%" not in text
+        assert (f"- fastint: at 0 updates/s both modes replay the same trace and do the same work, and their "
+                f"throughput agrees within 0.5% (0.02%), although {why}: the noise of this run is below that.") in text
+
+
+def test_a_small_share_of_missed_events_is_not_said_as_0_percent():
+    # 6 missed out of 9,000 wanted was written "(0% of those the ground truth wants)"
+    for missed, share in ((6, "0.1%"), (2, "under 0.1%"), (900, "15%")):
+        rows = [row(0, "parametric", wanted=6000), row(0, "resub", wanted=6000),
+                row(100, "parametric", missed=missed, wanted=6000), row(100, "resub", wanted=6000)]
+        _, text = report(config(), rows)
+        assert f"Events were missed all the same: up to {missed} ({share} of those the ground truth wants;" in text
