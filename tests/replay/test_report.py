@@ -174,3 +174,15 @@ def test_a_small_share_of_missed_events_is_not_said_as_0_percent():
                 row(100, "parametric", missed=missed, wanted=6000), row(100, "resub", wanted=6000)]
         _, text = report(config(), rows)
         assert f"Events were missed all the same: up to {missed} ({share} of those the ground truth wants;" in text
+
+
+def test_every_column_of_metrics_parquet_is_documented():
+    # published, delivered, useful, wanted, span_s, wall_s ... were in metrics.parquet with no word on them
+    from eventpy.replay.grid import METRIC_COLUMNS
+    from eventpy.replay.report import columns_section
+    text = "\n".join(columns_section(config()))
+    written = [c.split()[0] for c in METRIC_COLUMNS.split(",")]
+    joined = ["useful", "wanted", "duplicates", "missed", "false_positives", "throughput"]  # grid.run_grid's join
+    documented = {n.strip() for line in text.splitlines() if line.startswith("- `")
+                  for n in line[3:].split("`")[0].split("/")}
+    assert set(written + joined) - documented == set()
