@@ -186,3 +186,13 @@ def test_every_column_of_metrics_parquet_is_documented():
     documented = {n.strip() for line in text.splitlines() if line.startswith("- `")
                   for n in line[3:].split("`")[0].split("/")}
     assert set(written + joined) - documented == set()
+
+
+def test_the_throughput_ratio_is_called_near_1_only_when_it_is():
+    # "throughput ratios stay near 1" stood beside a throughput ratio of 1.5 (brokers 20% busy)
+    rows = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", throughput=15.0), row(100, "resub")]
+    _, text = report(config(), rows)
+    assert "stay near 1" not in text
+    assert "yet the throughput ratio reaches 1.5× here (fastint at 100 updates/s)" in text
+    near = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", throughput=10.5), row(100, "resub")]
+    assert "keep up with the events, and the throughput ratios here stay near 1;" in report(config(), near)[1]
