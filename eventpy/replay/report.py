@@ -337,6 +337,9 @@ def _verdicts(config: Config, ratios: list[dict]) -> list[str]:
         return [f"- The paper reports no Table I figures for `{config.workload}`."]
     if not any(x > 0 for x in config.update_rates):
         return ["- This run has no update rate above 0, so there is no Table I ratio to compare."]
+    if set(config.modes) != {"parametric", "resub"}:  # the table was all — with no word on why
+        return [f"- Table I sets parametric against resub; this run has only {', '.join(config.modes)}, so there "
+                "is no Table I ratio to compare."]
     out = []
     for r in ratios:
         if r["paper"] is None or math.isnan(r["ours"]):

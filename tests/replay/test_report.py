@@ -196,3 +196,12 @@ def test_the_throughput_ratio_is_called_near_1_only_when_it_is():
     assert "yet the throughput ratio reaches 1.5× here (fastint at 100 updates/s)" in text
     near = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", throughput=10.5), row(100, "resub")]
     assert "keep up with the events, and the throughput ratios here stay near 1;" in report(config(), near)[1]
+
+
+def test_a_run_of_one_mode_says_why_table_i_is_empty():
+    # at-hf.toml runs parametric only: Table I was all — and the section said nothing of it
+    rows = [row(0, "parametric"), row(100, "parametric")]
+    ratios, text = report(config(modes=["parametric"]), rows)
+    assert all(math.isnan(r["ours"]) for r in ratios)
+    assert ("- Table I sets parametric against resub; this run has only parametric, so there is no Table I ratio "
+            "to compare.") in text
