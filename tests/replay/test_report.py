@@ -15,7 +15,7 @@ def row(rate, mode, seed=1, **kw):
             "seed": seed, "throughput": 10.0, "latency_p50_ms": 20.0, "latency_p99_ms": 30.0, "delay_ms": 50.0,
             "spurious": 100, "missed": 0, "false_positives": 0, "duplicates": 0, "sub_messages": 10, "bytes": 100,
             "utilization": 0.2, "memory_bytes": 1000, "useful": 1000, "wanted": 1000, "rum_approximated": 0,
-            "rum_suppressed": 0, "sub_share": 0.1, "delay_samples": 200, "updates": 300}
+            "rum_suppressed": 0, "sub_share": 0.1, "delay_samples": 200, "updates": 300 if rate else 0}  # no updates at rate 0 unless a test says so (hf_share)
     return {**base, **kw}
 
 
@@ -205,3 +205,19 @@ def test_a_run_of_one_mode_says_why_table_i_is_empty():
     assert all(math.isnan(r["ours"]) for r in ratios)
     assert ("- Table I sets parametric against resub; this run has only parametric, so there is no Table I ratio "
             "to compare.") in text
+
+
+def test_rate_0_is_not_called_the_same_work_when_the_trace_still_updates():
+    # at with hf_share: the high-frequency updates go on at rate 0; the report said both modes "do the
+    # same work" there and that a 51% throughput gap was 0 "by construction"
+    rows = [row(0, "parametric", throughput=1.34, updates=500), row(0, "resub", throughput=0.79, updates=500),
+            row(100, "parametric"), row(100, "resub")]
+    _, text = report(config(service="model"), rows)
+    assert "by construction" not in text and "do the same work;" not in text
+    assert ("- fastint: at 0 updates/s the trace still makes 500 updates (the workload's own, such as "
+            "high-frequency ones), so the modes do not do the same work there: their throughput differs by 52%, "
+            "and that is no measure of noise.") in text
+    from eventpy.replay.report import _rate_0_note
+    assert "still makes updates there" in _rate_0_note(averaged(rows), 10)
+    calm = [dict(r, updates=0) if r["update_rate"] == 0 else r for r in rows]
+    assert _rate_0_note(averaged(calm), 10).startswith("At 0 updates/s both modes do the same work")
