@@ -66,6 +66,12 @@ def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
     # the computed explanation: a saturated baseline relieved by the monitor; spurious per approximation
     assert "98% busy (saturated" in text and "brought it to 60%" in text
     assert "20 more spurious events with the monitor, 0.4 per approximation" in text and "(10.0% of the useful" in text
+    # still saturated with the monitor: no "brought it to 99%, hence" (at-slow: 99% -> 99%, throughput +31%)
+    busy = [dict(avg[0], utilization=0.99), dict(avg[1], utilization=0.99)]
+    busy_text = "\n".join(monitor_section(c, busy))
+    assert "brought it to" not in busy_text and "hence" not in busy_text
+    assert ("99% busy without the monitor (saturated: thrashing, 000 §8.12) and still 99% with its -60% subscription "
+            "messages; throughput +50%") in busy_text
     calm = [dict(r, utilization=0.3) for r in avg]
     calm_text = "\n".join(monitor_section(c, calm))  # not "hardly move": throughput rose by 50% here
     assert "30% busy without the monitor and 30% with it; throughput +50% and an update delay of 150 ms" in calm_text
