@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.matching import MATCHERS
-from .workloads import WORKLOADS, check_settings
+from .workloads import SETTINGS, WORKLOADS, check_settings
 
 MODES = ("parametric", "resub")
 
@@ -117,6 +117,7 @@ class Config:
 TABLES = ("replay", "workload", "monitor", "live")  # [live]: read by `--live` (eventpy.replay.live.config)
 REPLAY_KEYS = {"workload", "seeds", "modes", "matchers", "update_rates", "subscribers", "subscribers_rate",
                "service", "link_delay_ms", "name", "monitors", "service_scale"}
+GRID_SETTINGS = {"subscribers": "subscribers", "update_rate": "update_rates"}  # generator setting -> its axis
 MAX_SEED = 2**63 - 1  # metrics.parquet stores the seed as a Spark long
 
 
@@ -163,7 +164,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         raise ConfigError(f"{where}: unknown key(s) in [replay]: {', '.join(sorted(unknown))}")
     workload = r.get("workload")
     if workload not in WORKLOADS:
-        raise ConfigError(f"{where}: workload must be one of {', '.join(WORKLOADS)}, not {workload!r}")
+        raise ConfigError(f"{where}: [replay] workload must be one of {', '.join(WORKLOADS)}, not {workload!r}")
 
     def listed(key: str, default: list, kind: type, allowed: tuple | None = None) -> list:
         # what the user may write, in the message: a wrong value is told with what would be right
@@ -189,19 +190,33 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
             raise ConfigError(f"{where}: [replay] seeds has {x}; allowed: integers from 0 to 2**63 - 1")
     service = r.get("service", "measured")
     if service not in ("measured", "calibrated", "model"):
-        raise ConfigError(f"{where}: service must be 'measured', 'calibrated' or 'model', not {service!r}")
+        raise ConfigError(f"{where}: [replay] service must be 'measured', 'calibrated' or 'model', not {service!r}")
     monitors = r.get("monitors", [False])
-    if not isinstance(monitors, list) or not monitors or not all(isinstance(m, bool) for m in monitors):
-        raise ConfigError(f"{where}: [replay] monitors must be a list of true/false")
+    if not isinstance(monitors, list) or not monitors:
+        raise ConfigError(f"{where}: [replay] monitors must be a non-empty list of true, false, not {monitors!r}")
+    for m in monitors:
+        if not isinstance(m, bool):
+            raise ConfigError(f"{where}: [replay] monitors has {m!r}; allowed: true, false")
+    _refuse_repeats(where, "monitors", monitors)  # as every other grid axis (README)
     monitor = _monitor_knobs(raw.get("monitor", {}), where)
     settings = _workload_settings(raw.get("workload", {}), where)
     subscribers = listed("subscribers", [_default_subscribers(workload)], int)
-    try:  # here, not in a Spark task: a bad value is the user's mistake, said in one line
+    # here, not in a Spark task: a bad value is the user's mistake, said in one line with its table
+    # (a bare "micro: duration must be > 0" did not say where, and the list of settings a typo got
+    # offered subscribers and update_rate, which [workload] then refuses)
+    takes = sorted(set(SETTINGS[workload]) - set(GRID_SETTINGS))
+    for key in settings:
+        if key not in SETTINGS[workload]:
+            raise ConfigError(f"{where}: [workload] {key}: {workload} has no such setting; it takes {', '.join(takes)}")
+    try:
         check_settings(workload, settings)
-        for n in subscribers:
-            check_settings(workload, {"subscribers": n})
     except ValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise ConfigError(f"{where}: [workload] {exc}") from None
+    for n in subscribers:
+        try:
+            check_settings(workload, {"subscribers": n})
+        except ValueError as exc:
+            raise ConfigError(f"{where}: [replay] subscribers has {n!r}: {exc}") from None
     title = r.get("name", name)
     if not isinstance(title, str) or not title.strip():
         raise ConfigError(f"{where}: [replay] name must be a non-empty string, not {title!r}")
@@ -217,7 +232,7 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
         service=service,
         link_delay=_number(where, r, "link_delay_ms", 10) / 1000.0,
         settings=dict(settings),
-        monitors=list(dict.fromkeys(monitors)),
+        monitors=list(monitors),
         service_scale=_number(where, r, "service_scale", 1, positive=True),
         monitor=monitor,
     )
@@ -226,8 +241,10 @@ def parse(raw: dict[str, Any], name: str = "replay", where: str = "config") -> C
 def _monitor_knobs(monitor: Any, where: str) -> dict[str, Any]:
     """[monitor]: checked for type here (UpdateMonitor compares, and '>' between str and int is no
     message for a user), then for range by UpdateMonitor itself."""
-    if not isinstance(monitor, dict) or set(monitor) - {"window", "freq_approx", "min_history"}:
-        raise ConfigError(f"{where}: [monitor] takes window, freq_approx and min_history")
+    unknown = sorted(set(monitor) - {"window", "freq_approx", "min_history"}) if isinstance(monitor, dict) else []
+    if not isinstance(monitor, dict) or unknown:  # the misspelt key named, as in [replay]
+        what = f"unknown key(s) {', '.join(unknown)}; " if unknown else ""
+        raise ConfigError(f"{where}: [monitor] {what}it takes window, freq_approx and min_history")
     for key in ("window", "freq_approx"):
         if key in monitor and not _finite(monitor[key]):
             raise ConfigError(f"{where}: [monitor] {key} must be a finite number > 0, not {monitor[key]!r}")
@@ -245,7 +262,7 @@ def _monitor_knobs(monitor: Any, where: str) -> dict[str, Any]:
 def _workload_settings(settings: Any, where: str) -> dict[str, Any]:
     if not isinstance(settings, dict):
         raise ConfigError(f"{where}: [workload] must be a table")
-    for key, grid_key in (("subscribers", "subscribers"), ("update_rate", "update_rates")):
+    for key, grid_key in GRID_SETTINGS.items():
         if key in settings:
             raise ConfigError(f"{where}: [workload] {key} is set by the grid: use [replay] {grid_key}")
     for key, value in settings.items():  # the generators bound most settings below only: inf would pass

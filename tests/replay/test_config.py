@@ -25,7 +25,8 @@ def test_the_grid_sweeps_rates_at_the_most_subscribers_and_subscribers_at_one_ra
     ({"replay": {"workload": "at", "service_scale": 0}}, "service_scale must be a finite number > 0, not 0"),
     # the [workload] table is checked here, not in a Spark task (which printed a Java stack trace)
     ({"replay": {"workload": "at"}, "workload": {"duration": -1}}, "at: duration must be > 0, not -1"),
-    ({"replay": {"workload": "at"}, "workload": {"duraton": 2}}, "at has no setting 'duraton'; it takes duration"),
+    ({"replay": {"workload": "at"}, "workload": {"duraton": 2}},
+     "\\[workload\\] duraton: at has no such setting; it takes duration"),
     ({"replay": {"workload": "at"}, "workload": {"hf_share": 1.5}}, "hf_share must be >= 0 and <= 1"),
     ({"replay": {"workload": "htm"}, "workload": {"roads": 2.5}}, "htm: roads must be an integer"),
     ({"replay": {"workload": "micro"}, "workload": {"update_rate": 5}}, "set by the grid: use \\[replay\\] update_rates"),
@@ -130,3 +131,43 @@ def test_toml_inf_and_a_directory_are_refused_when_read(tmp_path):
 def test_a_value_of_the_wrong_type_is_told_with_what_is_allowed(replay, message):
     with pytest.raises(ConfigError, match=message):
         parse({"replay": {"workload": "micro", **replay}})
+
+
+@pytest.mark.parametrize("monitors,message", [
+    # [true, true] was accepted (deduplicated in silence) while every other axis refuses a repeat
+    ([True, True], r"\[replay\] monitors lists True twice; each value may appear once$"),
+    ([], r"\[replay\] monitors must be a non-empty list of true, false, not \[\]$"),
+    (["yes"], r"\[replay\] monitors has 'yes'; allowed: true, false$"),
+    (True, r"\[replay\] monitors must be a non-empty list of true, false, not True$"),
+])
+def test_the_monitors_axis_is_checked_as_the_others(monitors, message):
+    with pytest.raises(ConfigError, match=f"^config: {message}"):
+        parse({"replay": {"workload": "at", "monitors": monitors}})
+
+
+@pytest.mark.parametrize("raw,message", [
+    # each message names its table: "micro: duration must be > 0" did not say where the key was
+    ({"workload": {"duration": -1.0}}, r"\[workload\] micro: duration must be > 0, not -1.0$"),
+    ({"workload": {"publish_rate": "fast"}}, r"\[workload\] micro: publish_rate must be a number, not 'fast'$"),
+    ({"replay": {"subscribers": [0]}}, r"\[replay\] subscribers has 0: micro: subscribers must be >= 1, not 0$"),
+    ({"replay": {"service": "measure"}}, r"\[replay\] service must be 'measured', 'calibrated' or 'model', "
+                                         r"not 'measure'$"),
+    ({"replay": {"workload": "mikro"}}, r"\[replay\] workload must be one of micro, overlay-micro, htm, at, "
+                                        r"not 'mikro'$"),
+    ({"replay": {"monitors": [True]}, "monitor": {"windw": 1.0}},
+     r"\[monitor\] unknown key\(s\) windw; it takes window, freq_approx and min_history$"),
+])
+def test_an_error_names_the_table_of_its_key(raw, message):
+    replay = {"workload": "micro", **raw.get("replay", {})}
+    with pytest.raises(ConfigError, match=f"^config: {message}"):
+        parse({**raw, "replay": replay})
+
+
+def test_a_misspelt_workload_setting_is_not_offered_keys_the_table_refuses():
+    # the list offered subscribers and update_rate, which [workload] then refused ("set by the grid")
+    with pytest.raises(ConfigError) as info:
+        parse({"replay": {"workload": "micro"}, "workload": {"durration": 1.0}})
+    text = str(info.value)
+    assert text.startswith("config: [workload] durration: micro has no such setting; it takes ")
+    offered = text.split("it takes ")[1].split(", ")
+    assert "duration" in offered and "subscribers" not in offered and "update_rate" not in offered

@@ -46,7 +46,7 @@ def test_the_config_takes_monitors_and_knobs():
     assert labels == [("parametric", False), ("parametric", True)]
     on = next(p for p in c.points() if p.rum is not None)
     assert dict(on.rum) == {"window": 0.5, "freq_approx": 4} and on.point_id.endswith("-rum")
-    with pytest.raises(ConfigError, match="monitors must be"):
+    with pytest.raises(ConfigError, match="monitors has .yes.; allowed: true, false"):
         parse({"replay": {"workload": "at", "monitors": ["yes"]}})
     with pytest.raises(ConfigError, match="\\[monitor\\]"):
         parse({"replay": {"workload": "at"}, "monitor": {"window": -1}})
@@ -66,6 +66,12 @@ def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
     # the computed explanation: a saturated baseline relieved by the monitor; spurious per approximation
     assert "98% busy (saturated" in text and "brought it to 60%" in text
     assert "20 more spurious events with the monitor, 0.4 per approximation" in text and "(10.0% of the useful" in text
+    # still saturated with the monitor: no "brought it to 99%, hence" (at-slow: 99% -> 99%, throughput +31%)
+    busy = [dict(avg[0], utilization=0.99), dict(avg[1], utilization=0.99)]
+    busy_text = "\n".join(monitor_section(c, busy))
+    assert "brought it to" not in busy_text and "hence" not in busy_text
+    assert ("99% busy without the monitor (saturated: thrashing, 000 §8.12) and still 99% with its -60% subscription "
+            "messages; throughput +50%") in busy_text
     calm = [dict(r, utilization=0.3) for r in avg]
     calm_text = "\n".join(monitor_section(c, calm))  # not "hardly move": throughput rose by 50% here
     assert "30% busy without the monitor and 30% with it; throughput +50% and an update delay of 150 ms" in calm_text
@@ -76,3 +82,10 @@ def test_the_report_sets_the_monitor_beside_the_same_mode_without_it():
     assert "spurious events went from 100 to 110 (+10%): within the paper's +27%" in counted_text
     beyond = [dict(avg[0], spurious_updates=10), dict(avg[1], spurious_updates=110)]
     assert "from 10 to 110 (+1000%): beyond the paper's +27%" in "\n".join(monitor_section(c, beyond))
+    # none without the monitor: no relative change, so neither within nor beyond (it said "beyond" for 0 -> 0)
+    for on in (0, 12):
+        zero = [dict(avg[0], spurious_updates=0), dict(avg[1], spurious_updates=on)]
+        zero_text = "\n".join(monitor_section(c, zero))
+        assert "beyond the paper" not in zero_text and "within the paper" not in zero_text
+        assert (f"spurious events went from 0 to {on} ({'—' if not on else 'new'}): no change to set against the "
+                "paper's +27%, since there were none without the monitor.") in zero_text

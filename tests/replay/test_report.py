@@ -15,7 +15,7 @@ def row(rate, mode, seed=1, **kw):
             "seed": seed, "throughput": 10.0, "latency_p50_ms": 20.0, "latency_p99_ms": 30.0, "delay_ms": 50.0,
             "spurious": 100, "missed": 0, "false_positives": 0, "duplicates": 0, "sub_messages": 10, "bytes": 100,
             "utilization": 0.2, "memory_bytes": 1000, "useful": 1000, "wanted": 1000, "rum_approximated": 0,
-            "rum_suppressed": 0, "sub_share": 0.1, "delay_samples": 200, "updates": 300}
+            "rum_suppressed": 0, "sub_share": 0.1, "delay_samples": 200, "updates": 300 if rate else 0}  # no updates at rate 0 unless a test says so (hf_share)
     return {**base, **kw}
 
 
@@ -153,3 +153,71 @@ def test_table_i_says_a_missing_ratio_as_a_dash(tmp_path):
     rows = [dict(row(0, m), point=m, trace="t", workload="at") for m in ("parametric", "resub")]
     text = write_report(c, rows, tmp_path, command="x", master="local", wall=0.0).read_text()
     assert "—×" not in text and "| fastint | delay of resub / parametric | — | — | 4.05× |" in text
+
+
+def test_no_noise_sentence_contradicts_itself_when_the_modes_agree():
+    # htm with calibrated costs: "yet their throughput differs by 0%: that is the calibration's noise"
+    rows = [row(0, "parametric", throughput=44.60), row(0, "resub", throughput=44.61),
+            row(100, "parametric"), row(100, "resub")]
+    for service, why in (("calibrated", "each mode's cost model was fitted to its own measured run"),
+                         ("measured", "service times are measured CPU times")):
+        _, text = report(config(service=service), rows)
+        assert "differs by 0%" not in text
+        assert (f"- fastint: at 0 updates/s both modes replay the same trace and do the same work, and their "
+                f"throughput agrees within 0.5% (0.02%), although {why}: the noise of this run is below that.") in text
+
+
+def test_a_small_share_of_missed_events_is_not_said_as_0_percent():
+    # 6 missed out of 9,000 wanted was written "(0% of those the ground truth wants)"
+    for missed, share in ((6, "0.1%"), (2, "under 0.1%"), (900, "15%")):
+        rows = [row(0, "parametric", wanted=6000), row(0, "resub", wanted=6000),
+                row(100, "parametric", missed=missed, wanted=6000), row(100, "resub", wanted=6000)]
+        _, text = report(config(), rows)
+        assert f"Events were missed all the same: up to {missed} ({share} of those the ground truth wants;" in text
+
+
+def test_every_column_of_metrics_parquet_is_documented():
+    # published, delivered, useful, wanted, span_s, wall_s ... were in metrics.parquet with no word on them
+    from eventpy.replay.grid import METRIC_COLUMNS
+    from eventpy.replay.report import columns_section
+    text = "\n".join(columns_section(config()))
+    written = [c.split()[0] for c in METRIC_COLUMNS.split(",")]
+    joined = ["useful", "wanted", "duplicates", "missed", "false_positives", "throughput"]  # grid.run_grid's join
+    documented = {n.strip() for line in text.splitlines() if line.startswith("- `")
+                  for n in line[3:].split("`")[0].split("/")}
+    assert set(written + joined) - documented == set()
+
+
+def test_the_throughput_ratio_is_called_near_1_only_when_it_is():
+    # "throughput ratios stay near 1" stood beside a throughput ratio of 1.5 (brokers 20% busy)
+    rows = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", throughput=15.0), row(100, "resub")]
+    _, text = report(config(), rows)
+    assert "stay near 1" not in text
+    assert "yet the throughput ratio reaches 1.5× here (fastint at 100 updates/s)" in text
+    near = [row(0, "parametric"), row(0, "resub"), row(100, "parametric", throughput=10.5), row(100, "resub")]
+    assert "keep up with the events, and the throughput ratios here stay near 1;" in report(config(), near)[1]
+
+
+def test_a_run_of_one_mode_says_why_table_i_is_empty():
+    # at-hf.toml runs parametric only: Table I was all — and the section said nothing of it
+    rows = [row(0, "parametric"), row(100, "parametric")]
+    ratios, text = report(config(modes=["parametric"]), rows)
+    assert all(math.isnan(r["ours"]) for r in ratios)
+    assert ("- Table I sets parametric against resub; this run has only parametric, so there is no Table I ratio "
+            "to compare.") in text
+
+
+def test_rate_0_is_not_called_the_same_work_when_the_trace_still_updates():
+    # at with hf_share: the high-frequency updates go on at rate 0; the report said both modes "do the
+    # same work" there and that a 51% throughput gap was 0 "by construction"
+    rows = [row(0, "parametric", throughput=1.34, updates=500), row(0, "resub", throughput=0.79, updates=500),
+            row(100, "parametric"), row(100, "resub")]
+    _, text = report(config(service="model"), rows)
+    assert "by construction" not in text and "do the same work;" not in text
+    assert ("- fastint: at 0 updates/s the trace still makes 500 updates (the workload's own, such as "
+            "high-frequency ones), so the modes do not do the same work there: their throughput differs by 52%, "
+            "and that is no measure of noise.") in text
+    from eventpy.replay.report import _rate_0_note
+    assert "still makes updates there" in _rate_0_note(averaged(rows), 10)
+    calm = [dict(r, updates=0) if r["update_rate"] == 0 else r for r in rows]
+    assert _rate_0_note(averaged(calm), 10).startswith("At 0 updates/s both modes do the same work")
