@@ -353,11 +353,15 @@ def test_large_random_population_agrees_with_naive(matcher_name: str) -> None:
 
 # ---- properties against the oracle --------------------------------------------------------
 
+# Past 2**53 a float64 does not hold every int: int bounds there (a float attribute compared with
+# an int parameter) next to the floats an event can hold there
+BIG = 2 ** 53
 INT_BOUNDS = [-INF, *range(-5, 6), INF]
 INT_VALUES = list(range(-6, 7))
 FLOAT_POINTS = [-1.5, -1.0, 0.0, 0.5, 1.0, 2.5]
-FLOAT_BOUNDS = [-INF, *FLOAT_POINTS, INF]
-FLOAT_VALUES = [-INF, -2.0, *FLOAT_POINTS, 0.25, 3.0, INF]  # infinite values test the bounds
+FLOAT_BOUNDS = [-INF, *FLOAT_POINTS, INF, BIG + 3, BIG + 1]
+FLOAT_VALUES = [-INF, -2.0, *FLOAT_POINTS, 0.25, 3.0, INF,  # infinite values test the bounds
+                float(BIG + 2), float(BIG + 4)]
 STRS = list("abcde")
 TYPES = [int, float, str, bool]
 
