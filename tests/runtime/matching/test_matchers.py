@@ -127,6 +127,20 @@ def test_int_bounds_a_float64_does_not_hold_on_a_float_attribute(matcher_name: s
         assert matched(m, ev(f=float(values))) == want, values
 
 
+def test_an_int_value_of_a_float_attribute_is_compared_exactly(matcher_name: str) -> None:
+    # a broker takes an int for a float attribute from a peer (EventType.accepts); fastint compared
+    # 2**53 + 1 as float64 2**53: it matched `f <= 2**53` and missed `f >= 2**53 + 1`
+    b = 2 ** 53
+    m = make(matcher_name)
+    m.add("ge", {"f": iv(b + 1, INF)})
+    m.add("le", {"f": iv(-INF, b)})
+    m.add("eq", {"f": iv(-b - 1, -b - 1)})
+    for value in (b + 1, -b - 1, b, 2 ** 64 - 1):
+        values = (0, value, "a", False)  # as received: not converted by values_from
+        want = {k for k in m.keys() if m.filter_of(k)["f"].contains(value)}
+        assert matched(m, values) == want, value
+
+
 def test_open_infinite_bounds_are_not_wildcards(matcher_name: str) -> None:
     # Interval.is_wildcard ignores closedness at ±inf, Interval.contains does not: an index
     # that trusts filter_covers here would hide "true" below "open" and miss it for f=-inf
