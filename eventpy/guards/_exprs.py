@@ -45,7 +45,11 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     # cannot be evaluated does not hold), as the interval form `x < v or x > v` of a plain `!=` does
     "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": lambda a, b: a == a and b == b and a != b,
     ">": operator.gt, ">=": operator.ge,
-    "in": lambda x, s: x in s, "not in": lambda x, s: x not in s,
+    # `x in {a, b}` is `x == a or x == b`, `x not in {a, b}` is `x != a and x != b`, as the plain
+    # attribute form is split at the brokers: a NaN element only fails its own equality, but makes
+    # `not in` fail; a NaN `x` fails both (Python's `in` would match it by identity)
+    "in": lambda x, s: x == x and x in s,
+    "not in": lambda x, s: x == x and x not in s and (type(x) is str or all(e == e for e in s)),
 }
 MAX_DEPTH = 32
 MAX_NODES = 256

@@ -392,3 +392,22 @@ def test_division_by_zero_makes_the_predicate_fail_not_the_subscription():
     assert not holds(plan, {}, price=5.0, vol=0)
     plan = compile_guard("limit / n > 0 and hot", Q, P)
     assert not holds(plan, env, hot=True)
+
+
+def test_numeric_not_in_with_a_nan_operand_does_not_hold_in_any_form():
+    # `x not in {a, b}` is `x != a and x != b`, and a `!=` with a NaN side does not hold (README):
+    # the plain attribute form (intervals at the brokers) said so, but the attribute-expression
+    # and switch forms used Python's `not in`, which holds on NaN: `abs(price) not in {limit - limit}`
+    # delivered what `price not in {limit - limit}` did not
+    inf = {"limit": math.inf, "n": 1}
+    for text in ("price not in {limit - limit}", "abs(price) not in {limit - limit}",
+                 "price + 0 not in {limit - limit, 3}", "n not in {limit - limit, 3}",
+                 "not (abs(price) in {limit - limit})"):
+        assert not holds(compile_guard(text, Q, P), inf, price=1.0), text
+    # a NaN on the left: `price * 0 not in {1}` is `price * 0 != 1`
+    for text in ("price * 0 != 1", "price * 0 not in {1}", "limit * 0 not in {1}"):
+        assert not holds(compile_guard(text, Q, P), inf, price=math.inf), text
+    # `in` is a disjunction of equalities: a NaN element is one that fails, the others still count
+    for text in ("price in {limit - limit, 1}", "abs(price) in {limit - limit, 1}", "n in {limit - limit, 1}"):
+        assert holds(compile_guard(text, Q, P), inf, price=1.0), text
+    assert not holds(compile_guard("price * 0 in {1}", Q, P), inf, price=math.inf)

@@ -146,6 +146,8 @@ class FastIntMatcher(Matcher):
         # key -> (filter, partition value, engine, slot): one lookup on the UPD path
         self._entries: dict[Key, tuple[dict[str, Constraint], Any, _Engine, int]] = {}
         self._ints = [etype.index[a] for a, t in etype.schema.items() if t is int]
+        # a float attribute may hold an int, as brokers accept from a peer (EventType.accepts)
+        self._floats = [etype.index[a] for a, t in etype.schema.items() if t is float]
 
     def _partition(self, flt: Filter) -> tuple[Any, _Engine]:
         """The partition an entry belongs to: its value and its engine."""
@@ -196,6 +198,10 @@ class FastIntMatcher(Matcher):
         for i in self._ints:
             v = values[i]
             if v >= _EXACT_INT or v <= -_EXACT_INT:
+                return self._exact(values)
+        for i in self._floats:
+            v = values[i]
+            if type(v) is int and (v >= _EXACT_INT or v <= -_EXACT_INT):
                 return self._exact(values)
         out = self._rest.match(values) if self._rest.slot else []
         if self._parts:

@@ -32,12 +32,17 @@ def bits(row: np.ndarray) -> np.ndarray:
 
 
 def _closed_lo(lo: float, closed: bool) -> float:
-    # x > lo  <=>  x >= nextafter(lo, +inf) for float64 values: checks compare closed bounds only
-    return lo if closed else nextafter(lo, INF)
+    """The least float64 an event may hold above `lo` (or at it, closed): checks compare closed
+    bounds only. x > lo <=> x >= nextafter(lo, +inf) for a float lo; an int lo beyond 2**53
+    (`price > 9007199254740995`) is first rounded by float(), either way, so the comparison with
+    the exact bound (Python compares an int and a float exactly) decides the step."""
+    f = float(lo)
+    return f if (f >= lo if closed else f > lo) else nextafter(f, INF)
 
 
 def _closed_hi(hi: float, closed: bool) -> float:
-    return hi if closed else nextafter(hi, -INF)
+    f = float(hi)
+    return f if (f <= hi if closed else f < hi) else nextafter(f, -INF)
 
 
 def _span(m: Marks) -> tuple[int, int]:
@@ -185,7 +190,7 @@ class OrderedIndex:
             else:
                 p_lo = bisect_right(bp, lo)
                 first_full = p_lo + 1
-                self._lo_w[slot] = lo if lc else nextafter(lo, INF)
+                self._lo_w[slot] = _closed_lo(lo, lc)
             if hi == INF and hc:
                 last_full, p_hi = len(bp), -1
                 self._hi_w[slot] = hi
@@ -194,7 +199,7 @@ class OrderedIndex:
                 last_full = p_hi - 1
                 if p_hi == p_lo:
                     p_hi = -1
-                self._hi_w[slot] = hi if hc else nextafter(hi, -INF)
+                self._hi_w[slot] = _closed_hi(hi, hc)
             m = (first_full, last_full, p_lo, p_hi)
         old = self.marks[slot]
         if m == old:
