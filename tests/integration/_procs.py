@@ -3,6 +3,7 @@ TCP ports for an overlay, and `python -m eventpy ...` as a subprocess."""
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import subprocess
@@ -35,3 +36,17 @@ def free_port_block(k: int) -> int:
 def eventpy(*args: str, cwd: Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "eventpy", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
+
+
+def env_with_root() -> dict:
+    """The environment for an `eventpy` subprocess that imports this checkout."""
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def alive(pid: int) -> bool:
+    """The process runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False

@@ -11,33 +11,20 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
-from ._procs import ROOT, eventpy, free_port_block
-
-
-def _env() -> dict:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
+from ._procs import alive, env_with_root, eventpy, free_port_block
 
 
 def _stop(pids: list[int], timeout: float = 10.0) -> list[int]:
     """SIGTERM then SIGKILL the given processes; returns those that were still running."""
-    running = [p for p in pids if _alive(p)]
+    running = [p for p in pids if alive(p)]
     for p in running:
         os.kill(p, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while any(_alive(p) for p in running) and time.monotonic() < deadline:
+    while any(alive(p) for p in running) and time.monotonic() < deadline:
         time.sleep(0.05)
     for p in running:
-        if _alive(p):
+        if alive(p):
             os.kill(p, signal.SIGKILL)
     return running
 
@@ -55,16 +42,16 @@ def test_a_status_file_left_by_a_broker_of_an_earlier_overlay_does_not_hold_up_t
     (run_dir / "b2.status.json").write_text(json.dumps(stale))
     port = free_port_block(2)
     up = eventpy("overlay", "up", "--brokers", "2", "--port", str(port), "--run-dir", str(run_dir),
-                 cwd=tmp_path, env=_env())
+                 cwd=tmp_path, env=env_with_root())
     pids = [int(f.read_text()) for f in run_dir.glob("*.pid")]
     try:
         assert up.returncode == 0, up.stderr
         assert not (run_dir / "b2.status.json").exists()
-        status = eventpy("overlay", "status", "--run-dir", str(run_dir), cwd=tmp_path, env=_env())
+        status = eventpy("overlay", "status", "--run-dir", str(run_dir), cwd=tmp_path, env=env_with_root())
         assert status.returncode == 0, status.stderr
         assert "b0" in status.stdout and "b1" in status.stdout and "b2" not in status.stdout, status.stdout
     finally:
-        down = eventpy("overlay", "down", "--run-dir", str(run_dir), cwd=tmp_path, env=_env())
+        down = eventpy("overlay", "down", "--run-dir", str(run_dir), cwd=tmp_path, env=env_with_root())
         left = _stop(pids)
     assert down.returncode == 0, down.stderr
     assert not left, f"brokers {left} still running after down"
@@ -100,7 +87,7 @@ def test_ctrl_c_while_up_starts_the_brokers_stops_every_broker_it_started(tmp_pa
     spawned_file = tmp_path / "spawned"
     run_dir = tmp_path / "run"
     up = subprocess.run([sys.executable, "-c", _INTERRUPTED_UP, str(port), str(spawned_file), str(run_dir)],
-                        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+                        cwd=tmp_path, env=env_with_root(), capture_output=True, text=True, timeout=120)
     spawned = [int(p) for p in spawned_file.read_text().split()] if spawned_file.exists() else []
     left = _stop(spawned + [int(f.read_text()) for f in run_dir.glob("*.pid")])
     assert "Traceback" not in up.stderr, up.stderr
@@ -123,7 +110,7 @@ def test_a_second_up_in_a_directory_an_up_is_still_starting_is_refused(tmp_path)
     with open(run_dir / ".up.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         up = eventpy("overlay", "up", "--brokers", "1", "--port", str(port), "--run-dir", str(run_dir),
-                     cwd=tmp_path, env=_env())
+                     cwd=tmp_path, env=env_with_root())
     pids = [int(f.read_text()) for f in run_dir.glob("*.pid")]
     left = _stop(pids)
     assert up.returncode == 1, up.stdout + up.stderr
