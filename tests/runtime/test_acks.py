@@ -122,10 +122,7 @@ def test_confirm_on_the_embedded_overlay_returns_at_once():
         eventpy.shutdown()
 
 
-def test_confirm_in_an_epy_program():
-    import eventpy
-    from eventpy.compiler import compile_source
-    src = '''
+WATCHER = '''
 import eventpy
 
 class Watcher:
@@ -135,7 +132,19 @@ class Watcher:
 
     event def quote(self, price: float) when price < self.limit:
         self.seen.append(price)
+'''
 
+
+def _run_epy(src: str, name: str) -> dict:
+    from eventpy.compiler import compile_source
+    ns: dict = {"__name__": name}
+    exec(compile(compile_source(src, f"{name}.epy"), f"{name}.epy", "exec"), ns)
+    return ns
+
+
+def test_confirm_in_an_epy_program():
+    import eventpy
+    src = WATCHER + '''
 w = Watcher()
 w.limit = 5.0
 eventpy.confirm(w, timeout=2.0)
@@ -145,10 +154,7 @@ RESULT = w.seen
 '''
     eventpy.shutdown()
     try:
-        code = compile_source(src, "watcher.epy")
-        ns: dict = {"__name__": "watcher"}
-        exec(compile(code, "watcher.epy", "exec"), ns)
-        assert ns["RESULT"] == [3.0]
+        assert _run_epy(src, "watcher")["RESULT"] == [3.0]
     finally:
         eventpy.shutdown()
 
@@ -158,20 +164,9 @@ def test_confirm_of_a_closed_epy_object_waits_for_its_unsubscription():
     # was refused with "confirm takes a Subscription, a Node or an object of an .epy class with
     # event methods, not Watcher", though it is one.
     import eventpy
-    from eventpy.compiler import compile_source
-    src = '''
-class Watcher:
-    def __init__(self):
-        self.limit = 1.0
-        self.seen = []
-
-    event def quote(self, price: float) when price < self.limit:
-        self.seen.append(price)
-'''
     eventpy.shutdown()
     try:
-        ns: dict = {"__name__": "watcher_closed"}
-        exec(compile(compile_source(src, "watcher_closed.epy"), "watcher_closed.epy", "exec"), ns)
+        ns = _run_epy(WATCHER, "watcher_closed")
         w = ns["Watcher"]()
         w.limit = 5.0
         w.close()
