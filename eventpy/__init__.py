@@ -1,7 +1,8 @@
 """EventPy: parametric content-based publish/subscribe as a part of Python."""
 
 from .guards import GuardError
-from .runtime.api import Node, Subscription, UpdateNotConfirmed, confirm, connect, drain, shutdown, stats
+from .runtime.api import (Node, Subscription, UpdateNotConfirmed, confirm, connect, default_node, drain,
+                          set_default_node, shutdown, stats)
 from .runtime.client import SchemaRefused, UpdateMonitor, event_info
 from .runtime.lang import FieldDeadlock
 from .runtime.model import Event, EventType
@@ -19,6 +20,6 @@ _importhook.install()
 
 __all__ = [
     "FieldDeadlock", "SchemaRefused", "UpdateMonitor", "UpdateNotConfirmed", "confirm",
-    "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "drain", "event_info",
-    "shutdown", "stats",
+    "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "default_node", "drain",
+    "event_info", "set_default_node", "shutdown", "stats",
 ]

@@ -12,17 +12,62 @@ from ._lang_fields import _frozen, _state
 
 _node_lock = threading.Lock()
 _default_node: Any = None
+_chosen = False  # the program named it (set_default_node): once closed, an error, not replaced
 
 
 def node() -> Any:
-    """The process's node for compiled programs (`eventpy.connect()` on first use)."""
+    """The process's node for compiled programs: the one `set_default_node` gave, or else
+    `eventpy.connect()` on first use (again after that one was closed: `eventpy.shutdown()`)."""
     global _default_node
     with _node_lock:
-        if _default_node is None or _default_node._local.closed:
+        n = _default_node
+        if n is not None and n._local.closed:
+            if _chosen:  # connecting another in its place would go where the program did not say
+                raise RuntimeError(f"node {n.name}, given to eventpy.set_default_node(), is closed: "
+                                   "give another, or set_default_node(None) to have one connected")
+            n = None
+        if n is None:
             from .api import connect
 
-            _default_node = connect()
-        return _default_node
+            n = _default_node = connect()
+        return n
+
+
+def set_default_node(n: Any) -> Any:
+    """Make `n` (an `eventpy.Node`, or None) the node of the `.epy` objects made from now on and of
+    `Class.event(...)` publications; objects already made keep theirs. None: the next one that
+    needs a node connects one (`eventpy.connect()`). Returns the node it replaces (None if there
+    was none, or it was closed), so a program can restore or close it."""
+    global _default_node, _chosen
+    from .api import Node
+
+    if n is not None and not isinstance(n, Node):
+        raise TypeError(f"set_default_node needs an eventpy.Node (from eventpy.connect()) or None, "
+                        f"got {type(n).__name__}")
+    if n is not None and n._local.closed:
+        raise ValueError(f"node {n.name} is closed: give a node that is attached")
+    with _node_lock:
+        previous = _default_node
+        _default_node, _chosen = n, n is not None
+    return None if previous is None or previous._local.closed else previous
+
+
+def default_node() -> Any:
+    """The node `.epy` objects subscribe on and `Class.event(...)` publishes through (connected on
+    first use, as an object would): `eventpy.default_node().advertise(Monitor.quote)` advertises
+    on the connection the class's events go out on."""
+    try:
+        return node()
+    except (ConnectionError, ValueError, RuntimeError) as e:  # an unusable EVENTPY_BROKER, a
+        callers_mistake(e)  # closed node: from the caller's line (_boundary)
+        raise
+
+
+def _forget_default() -> None:
+    """`eventpy.shutdown()`: every node is closed; the next object connects a fresh one."""
+    global _default_node, _chosen
+    with _node_lock:
+        _default_node, _chosen = None, False
 
 
 def _subscribing_init(init: Callable) -> Callable:
@@ -39,9 +84,11 @@ def _subscribing_init(init: Callable) -> Callable:
             try:
                 envs = _guard_values(self)
                 node()  # the first object attaches the process: an EVENTPY_BROKER it cannot use is said here
-            except (TypeError, AttributeError, ConnectionError, ValueError) as e:  # fields the guards
-                callers_mistake(e)  # cannot take, a broker that is not there: the program's
-                raise  # from the line that made the object (_boundary)
+            except (TypeError, AttributeError, ConnectionError, ValueError, RuntimeError) as e:
+                # fields the guards cannot take, a broker that is not there, a closed default node:
+                # the program's mistake, raised from the line that made the object (_boundary)
+                callers_mistake(e)
+                raise
             _subscribe(self, envs)
 
     __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]

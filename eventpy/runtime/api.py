@@ -28,6 +28,7 @@ from ._sizes import HEADROOM, check_fits, check_sent
 from .client import SchemaRefused, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import KIND_NAMES, answer_budget, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
+from ._lang_objects import _forget_default, default_node, set_default_node
 from .lang import nodes_left_by, subscriptions_of
 from .model import Event, EventType
 
@@ -438,8 +439,10 @@ def stats() -> dict[str, int]:
 
 
 def shutdown() -> None:
-    """Close every node and stop the embedded overlay (the next connect() starts a fresh one)."""
+    """Close every node and stop the embedded overlay (the next connect() starts a fresh one, and
+    the next `.epy` object or class event a fresh default node: `set_default_node` is forgotten)."""
     global _overlay
+    _forget_default()
     with _lock:
         nodes = list(_nodes)
     for n in nodes:

@@ -113,8 +113,8 @@ class EventMethod:
                 callers_mistake(e)
                 raise
             try:
-                n = node()  # the first publication may attach the process (an unusable EVENTPY_BROKER)
-            except (ConnectionError, ValueError) as e:
+                n = node()  # the first publication may attach the process (an unusable EVENTPY_BROKER,
+            except (ConnectionError, ValueError, RuntimeError) as e:  # a closed default node)
                 callers_mistake(e)
                 raise
             try:

@@ -8,7 +8,7 @@ import time
 import eventpy
 import market  # market.epy, compiled on import
 
-node = eventpy.connect()
+node = eventpy.default_node()      # the node market.Trader.quote(...) publishes through
 node.advertise(market.Trader.quote)
 eventpy.drain(10)  # subscriptions come back along the advertisement before the first quote
 for firm, price in [("IBM", 101.0), ("IBM", 99.0), ("ORCL", 50.0), ("IBM", 99.5), ("IBM", 97.0)]:

@@ -53,7 +53,7 @@ PUBLISHER = textwrap.dedent('''
     import eventpy
     import monitor
 
-    eventpy.connect().advertise(monitor.Monitor.__eventpy_events__["quote"].etype)
+    eventpy.default_node().advertise(monitor.Monitor.quote)  # the node Monitor.quote publishes on
     eventpy.drain(10)                        # subscriptions have come back along the advertisement
     for firm, price, n in json.loads(sys.argv[1]):
         monitor.Monitor.quote(firm, price, n)

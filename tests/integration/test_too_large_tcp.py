@@ -8,7 +8,6 @@ import pytest
 
 import eventpy
 from eventpy.compiler import compile_source
-from eventpy.runtime import _lang_objects
 from eventpy.runtime.wire import DEFAULT_MAX_FRAME
 
 Doc = eventpy.EventType("big.Doc", s=str, n=int)
@@ -53,9 +52,9 @@ def test_the_embedded_overlay_has_no_frame_limit():
     assert got == [2 << 20]
 
 
-def test_an_epy_field_too_large_to_send_is_refused_before_it_is_stored(broker_server, monkeypatch):
+def test_an_epy_field_too_large_to_send_is_refused_before_it_is_stored(broker_server):
     server = broker_server("b0")
-    monkeypatch.setattr(_lang_objects, "_default_node", eventpy.connect(f"tcp://127.0.0.1:{server.port}"))
+    eventpy.set_default_node(eventpy.connect(f"tcp://127.0.0.1:{server.port}"))
     source = ("class Watch:\n"
               "    def __init__(self):\n"
               "        self.names = {'a'}\n"
