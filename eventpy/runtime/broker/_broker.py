@@ -41,6 +41,7 @@ log = logging.getLogger("eventpy.broker")
 Link = Hashable
 Sends = list[tuple[Link, Any]]
 MODES = ("parametric", "resub")
+MAX_UNKNOWN_PUB_NOTES = 1000  # (link, type) pairs whose dropped PUB is logged; after that, counted only
 _NOTED = (Pub, Flush, FlushAck)  # what handle() does not pass to FlushTracker.note (a PUB: noted inline)
 
 
@@ -94,6 +95,7 @@ class Broker(Upstream, Evolving):
         self._flush_reached = self.flushes.reached  # the PUB path adds to it
         self.evolving = EvolvingHulls(evolve_horizon, overlay_clock)
         self._stats: Counter = Counter()
+        self._unknown_pubs: set[tuple[Link, str]] = set()  # (link, type) whose dropped PUB was logged
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
         # attribute's ~30 ns; four of them per PUB were a fifth of a broker's routing time);
         # `stats` folds them in
@@ -397,10 +399,23 @@ class Broker(Upstream, Evolving):
             self._propagate(ts, out)
 
     # -- events (Fig. 6 lines 29-32; 001 Algorithm 3) ----------------------------------------------
+    def _note_unknown_pub(self, link: Link, etype: Any) -> None:
+        """An event of a type never advertised here is dropped (no subscription can want it); an
+        operator whose events vanish learns it from the log, once per link and type (a bounded
+        number of pairs: a peer sending random names cannot grow the set)."""
+        pair = (link, etype if isinstance(etype, str) else repr(etype)[:80])
+        if pair in self._unknown_pubs or len(self._unknown_pubs) >= MAX_UNKNOWN_PUB_NOTES:
+            return
+        self._unknown_pubs.add(pair)
+        log.warning("%s: dropped a PUB of %r from %r: the type was never advertised here (the "
+                    "publisher advertises before it publishes; further ones are only counted, "
+                    "stats pub_unknown_type)", self.name, pair[1], link)
+
     def _on_pub(self, link: Link, msg: Pub, out: Sends) -> None:
         ts = self.types.get(msg.etype)
         if ts is None:
             self._stats["pub_unknown_type"] += 1
+            self._note_unknown_pub(link, msg.etype)
             return
         self.n_pub_received += 1
         values = msg.values

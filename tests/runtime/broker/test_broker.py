@@ -168,6 +168,26 @@ def test_malformed_messages_are_refused_not_fatal(bad, caplog):
     assert kinds(b.handle("up", Pub("Quote", ("IBM", 1.0), "p", 1, 0.0))) == [("c1", "Pub")]
 
 
+def test_a_pub_of_a_type_never_advertised_is_logged_once_per_link_and_type(caplog, monkeypatch):
+    b = edge()
+    with caplog.at_level(logging.WARNING, logger="eventpy.broker"):
+        for seq in range(1, 4):
+            assert b.handle("up", Pub("Trade", ("IBM", 1.0), "p", seq, 0.0)) == []
+        b.handle("c1", Pub("Trade", ("IBM", 1.0), "q", 1, 0.0))
+        b.handle("up", Pub("Bond", (1,), "p", 4, 0.0))
+    notes = [r.getMessage() for r in caplog.records if "never advertised" in r.getMessage()]
+    assert len(notes) == 3  # (up, Trade), (c1, Trade), (up, Bond): not one per event
+    assert "dropped a PUB of 'Trade' from 'up'" in notes[0]
+    assert b.stats["pub_unknown_type"] == 5 and b.stats["refused"] == 0
+    # a peer sending ever new names cannot grow what the broker remembers
+    monkeypatch.setattr("eventpy.runtime.broker._broker.MAX_UNKNOWN_PUB_NOTES", 4)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="eventpy.broker"):
+        for i in range(10):
+            b.handle("up", Pub(f"T{i}", (1,), "p", 10 + i, 0.0))
+    assert len(b._unknown_pubs) == 4 and len(caplog.records) == 1
+
+
 def test_bad_update_values_are_refused():
     b = edge()
     b.handle("c1", sub_msg("price < limit", limit=1.0)[0])
