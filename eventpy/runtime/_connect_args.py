@@ -50,23 +50,33 @@ _ON, _OFF = ("1", "on", "true", "yes"), ("", "0", "off", "false", "no")
 
 def rum_from_env(environ: Any) -> Any:
     """The update monitor a process asks for in EVENTPY_RUM, for every connect() that does not say
-    (an .epy program's objects included, whose node the program does not make): `1` or `on` for
-    the defaults, `window=1.0,freq_approx=4,min_history=4` for knobs, unset or `0` for none."""
+    (the default node of an .epy program's objects included): `1` or `on` for the defaults,
+    `window=1.0,freq_approx=4,min_history=4` for knobs, unset or `0` for none. Returns an
+    UpdateMonitor or None; a ValueError that quotes the variable when it cannot be used."""
+    from .client import UpdateMonitor
+
     text = environ.get(ENV_RUM)
     if text is None or text.strip().lower() in _OFF:
         return None
     text = text.strip()
     if text.lower() in _ON:
-        return True
+        return UpdateMonitor()
     knobs: dict[str, Any] = {}
     for part in text.split(","):
         key, eq, value = (p.strip() for p in part.partition("="))
         if not eq or not key or not value:
             raise ValueError(f"{ENV_RUM}={text!r}: use 1 (the defaults) or knobs such as "
                              "window=1.0,freq_approx=4,min_history=4")
+        if key not in _KNOBS:
+            raise ValueError(f"{ENV_RUM}: the knobs are {', '.join(_KNOBS)}, not {key!r}")
         try:
             knobs[key] = int(value) if key == "min_history" else float(value)
         except ValueError:
             raise ValueError(f"{ENV_RUM}: {key}={value!r} is not a number") from None
-    return knobs
+    try:
+        return UpdateMonitor(**knobs)
+    except (TypeError, ValueError) as e:  # a number the monitor cannot use (its own words)
+        raise ValueError(f"{ENV_RUM}={text!r}: {e}") from None
 
+
+_KNOBS = ("window", "freq_approx", "min_history")

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from ..guards import SUBSCRIBED_AT, compile_guard
 from ._boundary import callers_mistake
-from ._connect_args import ENV_RUM, _broker_address, _check_connect_args, rum_from_env
+from ._connect_args import _broker_address, _check_connect_args, rum_from_env
 from ._executor import _here
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain, unreachable
 from ._settler import Settler
@@ -332,11 +332,7 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
     try:
         _check_connect_args(url, mode, matcher, summary, name)
         if rum is None:  # the process's choice, if it made one (an .epy program's objects too)
-            try:
-                monitor = UpdateMonitor.of(rum_from_env(os.environ))
-            except (TypeError, ValueError) as e:
-                said = str(e).replace("rum= ", "", 1)  # the program wrote no rum=
-                raise type(e)(said if said.startswith(ENV_RUM) else f"{ENV_RUM}: {said}") from None
+            monitor = rum_from_env(os.environ)
         else:
             monitor = UpdateMonitor.of(rum)
         # a URL the program never wrote: its errors say where it came from

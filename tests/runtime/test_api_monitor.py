@@ -211,8 +211,9 @@ def test_eventpy_rum_turns_the_monitor_on_for_the_process_and_its_epy_objects(mo
     assert band.got == [15.0, 15.85]  # strict whatever the brokers hold
 
     for text, words in (("fast", "EVENTPY_RUM='fast': use 1"), ("window=x", "EVENTPY_RUM: window='x' is not"),
-                        ("windw=2", "EVENTPY_RUM: knows window, freq_approx and min_history, not windw"),
-                        ("window=-1", "EVENTPY_RUM: ")):
+                        ("windw=2", "EVENTPY_RUM: the knobs are window, freq_approx, min_history, not 'windw'"),
+                        ("window=-1", "EVENTPY_RUM='window=-1': the monitor's window must be positive"),
+                        ("min_history=2", "EVENTPY_RUM='min_history=2': a cubic spline needs at least 4")):
         monkeypatch.setenv("EVENTPY_RUM", text)
         line = sys._getframe().f_lineno + 2
         with pytest.raises((TypeError, ValueError)) as info:
