@@ -5,6 +5,7 @@ were gone: neither sent to the broker coming back within the 5 s nor logged as l
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import textwrap
@@ -39,14 +40,14 @@ def _serve(port: int):
     return server, server.start_in_thread()
 
 
-@pytest.fixture
-def publisher_of_a_broker_that_went_away():
-    """A broker on a free port and a publisher process attached to it; the broker is then stopped.
-    Yields (port, publisher). Everything started is stopped, even if the test fails."""
+@contextlib.contextmanager
+def _publisher_whose_broker_went_away(script: str):
+    """A broker on a free port and a publisher process running `script` attached to it; the broker
+    is then stopped. Yields (port, publisher). Everything started is stopped, even on failure."""
     eventpy.shutdown()
     server, stop = _serve(0)
     stopped = False
-    pub = subprocess.Popen([sys.executable, "-c", _PUBLISHER, f"tcp://127.0.0.1:{server.port}"], cwd=ROOT,
+    pub = subprocess.Popen([sys.executable, "-c", script, f"tcp://127.0.0.1:{server.port}"], cwd=ROOT,
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert pub.stdout.readline().strip() == "ready", pub.stderr.read()
@@ -63,6 +64,12 @@ def publisher_of_a_broker_that_went_away():
             pub.kill()
         pub.communicate()
         eventpy.shutdown()
+
+
+@pytest.fixture
+def publisher_of_a_broker_that_went_away():
+    with _publisher_whose_broker_went_away(_PUBLISHER) as started:
+        yield started
 
 
 def test_events_held_at_exit_reach_a_broker_that_is_back_within_the_budget(publisher_of_a_broker_that_went_away):
@@ -109,29 +116,13 @@ _INTERRUPTED_AT_EXIT = _PUBLISHER + textwrap.dedent("""
 """)
 
 
-def test_ctrl_c_while_the_end_of_a_program_waits_for_its_broker_says_what_is_lost(tmp_path):
+def test_ctrl_c_while_the_end_of_a_program_waits_for_its_broker_says_what_is_lost():
     """A second Ctrl-C while the exit waited printed 'Exception ignored in atexit callback' and a
     traceback into eventpy's transport, and nothing said that the events held were lost."""
-    eventpy.shutdown()
-    server, stop = _serve(0)
-    stopped = False
-    pub = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_AT_EXIT, f"tcp://127.0.0.1:{server.port}"],
-                           cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-    try:
-        assert pub.stdout.readline().strip() == "ready", pub.stderr.read()
-        stop()
-        stopped = True
-        assert "lost its broker" in pub.stderr.readline()
+    with _publisher_whose_broker_went_away(_INTERRUPTED_AT_EXIT) as (_, pub):
         pub.stdin.write("go\n")
         pub.stdin.flush()
         assert pub.stdout.readline().strip() == "published"
         _, err = pub.communicate(timeout=30)
-    finally:
-        if not stopped:
-            stop()
-        if pub.poll() is None:
-            pub.kill()
-            pub.communicate()
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert "10 message(s) it still held for 127.0.0.1:" in err and "interrupted (Ctrl-C)" in err, err
