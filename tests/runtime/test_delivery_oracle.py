@@ -13,7 +13,8 @@ values of some epoch from k to the last:
   event published after the last update);
 * nothing is delivered twice, and events arrive in publication order (FIFO links, one serial
   queue per subscription).
-With a second node publishing, messages of the two nodes interleave at the broker in any order,
+The same runs over TCP, against an in-process BrokerServer (fewer examples). With a second node
+publishing, messages of the two nodes interleave at the broker in any order,
 so only strictness and the coverage of events published after a drain or confirm of the last
 update are owed; those are checked.
 """
@@ -51,13 +52,16 @@ configs = st.tuples(st.sampled_from(["parametric", "resub"]), st.sampled_from(["
                     st.booleans())
 
 
-def _run(guard: str, start: dict, script: list, config: tuple, two_nodes: bool) -> None:
+def _run(guard: str, start: dict, script: list, config: tuple, two_nodes: bool, url: str | None = None) -> None:
     mode, matcher, rum = config
     holds = GUARDS[guard]
     eventpy.shutdown()
     try:
-        node = eventpy.connect(mode=mode, matcher=matcher, rum=rum)
-        publisher = eventpy.connect() if two_nodes else node
+        if url is None:
+            node = eventpy.connect(mode=mode, matcher=matcher, rum=rum)
+        else:  # the broker chose its mode and matcher
+            node = eventpy.connect(url, rum=rum)
+        publisher = eventpy.connect(url) if two_nodes else node
         got = []
         uses_on = guard.startswith("on ")
         params = {k: (set(v) if k == "firms" else v) for k, v in start.items() if uses_on or k != "on"}
@@ -124,3 +128,14 @@ def test_one_node_gets_what_the_epochs_owe_it(guard, start, script, config):
 @given(st.sampled_from(sorted(GUARDS)), START, ops, configs)
 def test_a_subscriber_gets_what_another_node_publishes_after_its_update_is_in_force(guard, start, script, config):
     _run(guard, start, script, config, two_nodes=True)
+
+
+def test_the_same_over_tcp(broker_server):
+    url = f"tcp://127.0.0.1:{broker_server().port}"  # one broker for every example
+
+    @settings(max_examples=12)
+    @given(st.sampled_from(sorted(GUARDS)), START, ops, st.booleans(), st.booleans())
+    def check(guard, start, script, rum, two_nodes):
+        _run(guard, start, script, ("parametric", "fastint", rum), two_nodes, url)
+
+    check()
