@@ -293,7 +293,9 @@ class GuardField:
             def written(value: Any = value) -> str:  # as the program gave it, before it becomes an ObservedSet
                 return f"{type(obj).__qualname__}.{self.name} = {_short(value)}"
 
-        if isinstance(value, (set, frozenset)) and not isinstance(value, ObservedSet):
+        if isinstance(value, (set, frozenset)) and not _observed_by(value, obj, self.name):
+            # the field's own set, observed for this object: one another field observes
+            # (`b.zones = a.zones`) would update only its first owner's subscriptions
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
         lock = st.lock(self.name, obj)
@@ -351,6 +353,12 @@ class ObservedSet(set):
                 return  # a local set: the guard sees it once released
             with st.lock(self._field, self._owner):
                 _publish_field(self._owner, self._field, self)
+
+
+def _observed_by(value: Any, obj: Any, field: str) -> bool:
+    """Is `value` the set that `obj.field` observes (a store of the field's own set, as
+    `self.zones |= {z}` makes)?"""
+    return isinstance(value, ObservedSet) and value._owner is obj and value._field == field
 
 
 def _mutator(name: str) -> Callable:

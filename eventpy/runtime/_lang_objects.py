@@ -8,7 +8,7 @@ import threading
 from typing import Any, Callable
 
 from ._boundary import callers_mistake, past_wrapper
-from ._lang_fields import _frozen, _state
+from ._lang_fields import _frozen, _state, assigning
 
 _node_lock = threading.Lock()
 _default_node: Any = None
@@ -81,20 +81,30 @@ def _subscribing_init(init: Callable) -> Callable:
         # object already subscribed (a reset calling self.__init__(), a __new__ returning a live
         # object), whose stores reached its subscriptions (a second set delivered every event twice)
         if type(self).__init__ is __init__ and not _state(self).subs:
-            try:
-                envs = _guard_values(self)
-                node()  # the first object attaches the process: an EVENTPY_BROKER it cannot use is said here
-            except (TypeError, AttributeError, ConnectionError, ValueError, RuntimeError) as e:
-                # fields the guards cannot take, a broker that is not there, a closed default node:
-                # the program's mistake, raised from the line that made the object (_boundary)
-                callers_mistake(e)
-                raise
-            _subscribe(self, envs)
+            # The fields' locks, as a statement storing them takes them, from the read of their
+            # values until the subscriptions are listed on the object (nothing is stored inside):
+            # a store from a thread the constructor handed `self` to waits, then updates them.
+            # Before, one landing in between found no subscription and was lost for good.
+            with assigning(self, *_guard_fields(type(self))):
+                try:
+                    envs = _guard_values(self)
+                    node()  # the first object attaches the process: an EVENTPY_BROKER it cannot use is said here
+                except (TypeError, AttributeError, ConnectionError, ValueError, RuntimeError) as e:
+                    # fields the guards cannot take, a broker that is not there, a closed default
+                    # node: the program's mistake, raised from the line that made the object (_boundary)
+                    callers_mistake(e)
+                    raise
+                _subscribe(self, envs)
 
     __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
     __init__.__wrapped__ = init  # type: ignore[attr-defined]
     __init__.__doc__ = init.__doc__
     return __init__
+
+
+def _guard_fields(cls: type) -> list[str]:
+    """The fields (stored or `local`) that the guards of the class's event methods read."""
+    return sorted(set().union(*(m.fields for m in cls.__eventpy_events__.values())))
 
 
 def _guard_values(obj: Any) -> list[tuple[Any, dict[str, Any]]]:  # (EventMethod, field values)

@@ -131,11 +131,27 @@ class SetDelta(NamedTuple):
 
 
 def set_delta(old: ValueSet, new: ValueSet) -> SetDelta | None:
-    """The delta from `old` to `new` when it is smaller than `new` itself, else None."""
+    """The delta from `old` to `new` when it is smaller than `new` itself, in members and in
+    bytes, else None. Smaller in members only, a delta that swaps a long string for another can
+    be twice the bytes of a set that fits a frame, and the transport could not send it."""
     if old.exclude != new.exclude:
         return None
     removed, added = old.values - new.values, new.values - old.values
-    return SetDelta(removed, added) if len(removed) + len(added) < len(new.values) else None
+    if len(removed) + len(added) >= len(new.values):
+        return None
+    delta, whole = _chars(removed) + _chars(added), _chars(new.values)
+    if 4 * delta > whole:  # in UTF-8 (up to 4 bytes a character) it might not be smaller: measure
+        if _utf8_bytes(removed) + _utf8_bytes(added) > _utf8_bytes(new.values):
+            return None
+    return SetDelta(removed, added)
+
+
+def _chars(values: frozenset) -> int:
+    return sum(len(v) + 1 if type(v) is str else 9 for v in values)
+
+
+def _utf8_bytes(values: frozenset) -> int:
+    return sum(len(v.encode("utf-8", "surrogatepass")) + 5 if type(v) is str else 9 for v in values)
 
 
 Constraint = Union[Interval, ValueSet]
