@@ -35,13 +35,15 @@ from .model import Event, EventType
 ENV_BROKER = "EVENTPY_BROKER"
 _overlay: EmbeddedOverlay | None = None
 _closed_stats: Counter = Counter()  # counters of nodes already closed
-def _event_type_of(x: Any) -> EventType:
+def _event_type_of(x: Any, verb: str) -> EventType:
+    """What `publish`, `subscribe` and `advertise` take: an EventType, or the event method of an
+    .epy class (`Monitor.quote`), whose events are of the type the class publishes."""
     if isinstance(x, EventType):
         return x
     etype = getattr(getattr(x, "__self__", None), "etype", None)  # `Class.method` of an .epy class
     if isinstance(etype, EventType):
         return etype
-    raise TypeError(f"advertise needs an EventType or an event method of an .epy class, got {type(x).__name__}")
+    raise TypeError(f"{verb} needs an EventType or an event method of an .epy class, got {type(x).__name__}")
 
 
 class Subscription:
@@ -177,6 +179,7 @@ class Node:
         `window`, `freq_approx`, `min_history`, an `eventpy.UpdateMonitor`, or False for none;
         by default the node's (`eventpy.connect(rum=...)`)."""
         try:
+            etype = _event_type_of(etype, "subscribe")
             env, plan = self._checked(etype, guard, params, on_event)
             monitor = UpdateMonitor.of(rum)  # its knobs are the caller's too
         except (TypeError, ValueError) as e:  # GuardError is a ValueError
@@ -186,8 +189,6 @@ class Node:
 
     def _checked(self, etype: Any, guard: Any, params: Any, on_event: Any) -> tuple[dict[str, Any], Any]:
         """`subscribe`'s arguments: the frozen parameters and the compiled guard, or the error."""
-        if not isinstance(etype, EventType):
-            raise TypeError(f"subscribe needs an EventType, got {type(etype).__name__}")
         if not isinstance(guard, str):
             raise TypeError(f"the guard is the text of a condition, such as \"price < limit\", not a "
                             f"{type(guard).__name__}")
@@ -239,6 +240,8 @@ class Node:
         a broker that is not taking them: then it waits for room (backpressure) and raises
         TimeoutError after PUBLISH_WAIT seconds without publishing (eventpy.runtime.embedded)."""
         try:
+            if type(etype) is not EventType:  # an event method of an .epy class (publish's hot path: one check)
+                etype = _event_type_of(etype, "publish")
             values = self._values(etype, attrs)
         except (TypeError, ValueError) as e:
             callers_mistake(e)
@@ -275,7 +278,7 @@ class Node:
         .epy class (`node.advertise(Monitor.quote)`). Subscriptions follow advertisements, so a
         publisher advertises, then drains, before its first events."""
         try:
-            etype = _event_type_of(etype)
+            etype = _event_type_of(etype, "advertise")
         except TypeError as e:
             callers_mistake(e)
             raise  # from the caller's line (_boundary)

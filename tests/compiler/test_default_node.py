@@ -124,3 +124,22 @@ def test_shutdown_forgets_the_given_node():
     Watch.quote("IBM", 2.0)
     eventpy.drain(5)
     assert w.got == [("IBM", 2.0)]
+
+
+def test_publish_and_subscribe_take_an_event_method_as_advertise_does():
+    """`node.advertise(Watch.quote)` was accepted and `node.publish(Watch.quote, ...)` raised
+    'publish needs an EventType, got function' (subscribe the same)."""
+    Watch = load(WATCH, "default_methods")["Watch"]
+    node = eventpy.connect()
+    got = []
+    node.subscribe(Watch.quote, "price > 5", on_event=lambda ev: got.append((ev.firm, ev.price)))
+    w = Watch(10.0)  # on the default node: its subscription is in place after a drain
+    eventpy.drain(5)
+    node.publish(Watch.quote, firm="IBM", price=7.0)
+    node.publish(Watch.quote, firm="IBM", price=3.0)
+    eventpy.drain(5)
+    assert got == [("IBM", 7.0)] and w.got == [("IBM", 7.0), ("IBM", 3.0)]
+    for call in (lambda: node.publish(print, x=1), lambda: node.subscribe("Watch.quote", "price > 5")):
+        with pytest.raises(TypeError, match="needs an EventType or an event method of an .epy class, got") as info:
+            call()
+        assert _frames_in_eventpy(info.value) == []
