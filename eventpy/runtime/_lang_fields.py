@@ -293,9 +293,10 @@ class GuardField:
             def written(value: Any = value) -> str:  # as the program gave it, before it becomes an ObservedSet
                 return f"{type(obj).__qualname__}.{self.name} = {_short(value)}"
 
-        if isinstance(value, (set, frozenset)) and not _observed_by(value, obj, self.name):
+        if isinstance(value, set) and not _observed_by(value, obj, self.name):
             # the field's own set, observed for this object: one another field observes
-            # (`b.zones = a.zones`) would update only its first owner's subscriptions
+            # (`b.zones = a.zones`) would update only its first owner's subscriptions. (A frozenset
+            # is kept as given: nothing can change it in place, and it stays hashable.)
             value = ObservedSet(value, obj, self.name)
         st = _state(obj)
         lock = st.lock(self.name, obj)

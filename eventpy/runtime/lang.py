@@ -267,7 +267,7 @@ class EventObject(metaclass=EventClass):
                 v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
                 if v is NOTHING:
                     continue
-                v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, (set, frozenset)) else v
+                v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, set) else v  # (a frozenset: as it is)
                 st = st or _state(obj)
                 st.inherited[f] = v
                 if f in cls.__eventpy_locals__:

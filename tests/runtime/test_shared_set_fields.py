@@ -58,3 +58,35 @@ def test_a_set_taken_from_another_field_is_observed_for_its_new_owner(fresh_over
     eventpy.drain(timeout=10.0)
     want = [z for z in ("x", "a") if z in b.zones or z in b.other]
     assert b.got == want  # before: [] for 'store' and 'constructor' ('x' lost), or ['a'] as well
+
+
+FROZEN = '''
+class Board:
+    names = frozenset({"a"})                    # a class default
+
+    def __init__(self):
+        self.got = []
+
+    event def post(self, name: str) when name in self.names:
+        self.got.append(name)
+'''
+
+
+def test_a_frozenset_field_stays_a_frozenset(fresh_overlay):
+    """A frozenset stored into (or defaulted for) a guard field became an ObservedSet: mutable,
+    and no longer hashable (`{board.names: ...}` raised TypeError: unhashable type)."""
+    ns: dict = {"__name__": "frozen_fields"}
+    exec(compile(compile_source(FROZEN, "frozen_fields.epy"), "frozen_fields.epy", "exec"), ns)
+    Board = ns["Board"]
+    b = Board()
+    assert type(b.names) is frozenset and {b.names: 1}[frozenset({"a"})] == 1
+    Board.post("a")
+    Board.post("b")
+    eventpy.drain(5)
+    b.names = frozenset({"b"})  # a store is an update, as with any field
+    assert type(b.names) is frozenset
+    eventpy.drain(5)
+    Board.post("a")
+    Board.post("b")
+    eventpy.drain(5)
+    assert b.got == ["a", "b"]
