@@ -85,3 +85,13 @@ def test_an_epy_module_is_found_once_eventpy_is_imported_as_the_readme_says(tmp_
     done = run("import eventpy, stock; print(stock.M.quote.__name__)")
     assert done.returncode == 0 and done.stdout == "quote\n", done.stderr
     assert "a plain `python` program imports it before its first\n`.epy` module" in README
+
+
+def test_the_guard_mistake_is_reported_as_the_readme_shows_it():
+    (shown,) = re.findall(r"Mistakes are reported with the position:\n\n  ```\n(.*?)  ```", README, flags=re.S)
+    shown = "\n".join(line[2:] for line in shown.splitlines())  # the block is indented under its bullet
+    guard = shown.splitlines()[1].strip()
+    Quote = eventpy.EventType("stocks.Quote", firm=str, price=float)
+    with pytest.raises(eventpy.GuardError) as refused:
+        eventpy.connect().subscribe(Quote, guard)
+    assert str(refused.value) == shown
