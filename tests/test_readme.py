@@ -85,3 +85,55 @@ def test_an_epy_module_is_found_once_eventpy_is_imported_as_the_readme_says(tmp_
     done = run("import eventpy, stock; print(stock.M.quote.__name__)")
     assert done.returncode == 0 and done.stdout == "quote\n", done.stderr
     assert "a plain `python` program imports it before its first\n`.epy` module" in README
+
+
+def test_the_guard_mistake_is_reported_as_the_readme_shows_it():
+    (shown,) = re.findall(r"Mistakes are reported with the position:\n\n  ```\n(.*?)  ```", README, flags=re.S)
+    shown = "\n".join(line[2:] for line in shown.splitlines())  # the block is indented under its bullet
+    guard = shown.splitlines()[1].strip()
+    Quote = eventpy.EventType("stocks.Quote", firm=str, price=float)
+    with pytest.raises(eventpy.GuardError) as refused:
+        eventpy.connect().subscribe(Quote, guard)
+    assert str(refused.value) == shown
+
+
+CONSOLE = "\n".join(re.findall(r"^```console\n(.*?)^```", README, flags=re.S | re.M))
+
+
+def test_every_eventpy_command_in_the_readme_parses_and_names_files_that_exist():
+    # a renamed option or subcommand, or a moved example config, must not leave the README behind
+    import shlex
+
+    from eventpy.__main__ import parser
+
+    root = Path(__file__).resolve().parents[1]
+    lines = [ln.split("#")[0] for ln in CONSOLE.splitlines()]
+    commands = [shlex.split(ln) for ln in lines if re.match(r"(\S+=\S+ )*eventpy ", ln)]
+    assert len(commands) >= 6
+    for argv in commands:
+        argv = argv[argv.index("eventpy") + 1:]
+        try:
+            parser().parse_args(argv)
+        except SystemExit:
+            raise AssertionError(f"eventpy {' '.join(argv)} does not parse") from None
+        for arg in argv:
+            if arg.endswith(".toml"):
+                assert (root / arg).is_file(), arg
+
+
+def test_the_eventpyc_commands_do_what_their_comments_say(tmp_path, monkeypatch, capsys):
+    from eventpy.compiler.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (block,) = [b for b in BLOCKS if "class StockMonitor" in b]
+    (tmp_path / "stock.epy").write_text(block)
+    assert "eventpyc stock.epy            # writes stock.py beside it" in CONSOLE
+    assert main(["stock.epy"]) == 0 and (tmp_path / "stock.py").is_file()
+    assert main(["-o", "out.py", "stock.epy"]) == 0 and (tmp_path / "out.py").is_file()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.epy").write_text(block.replace("price < self.limit", "price < self.limt"))
+    assert "eventpyc --check src/         # diagnostics only: path:line:col: error: ..., the line, a caret" in CONSOLE
+    assert main(["--check", "src/"]) == 1 and not (tmp_path / "src" / "bad.py").exists()
+    path_line_col, line, caret = capsys.readouterr().err.splitlines()[:3]
+    assert re.match(r"src/bad\.epy:\d+:\d+: error: ", path_line_col), path_line_col
+    assert "self.limt" in line and caret.strip() == "^"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -26,10 +28,22 @@ class SparkStartError(RuntimeError):
     """The Spark session did not start; the message is the one line for the user."""
 
 
+def _missing_java() -> str | None:
+    """Why pyspark's launcher finds no Java, or None: it runs $JAVA_HOME/bin/java when JAVA_HOME is
+    set, else `java` from the PATH (spark-class), and without one says only that its gateway exited."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        return None if Path(home, "bin", "java").exists() else f"JAVA_HOME is {home}, which has no bin/java"
+    return None if shutil.which("java") else "there is no `java` on the PATH and JAVA_HOME is not set"
+
+
 def _start_failure(exc: BaseException, master: str) -> str:
     text = str(exc)
     if "stopped SparkContext" in text:  # Spark gave up on the master (after ~60 s)
         return f"Spark did not start: is the master {master} reachable, and does it have workers?"
+    no_java = _missing_java() if "JAVA_GATEWAY_EXITED" in text else None
+    if no_java:
+        return f"Spark did not start with master {master}: it needs Java (17, or 8 or 11): {no_java}"
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
     return f"Spark did not start with master {master}: {first}"
 

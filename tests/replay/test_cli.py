@@ -57,8 +57,11 @@ def test_an_unreachable_master_is_one_line_not_a_traceback(config, tmp_path, cap
                    "reachable, and does it have workers?", f"  (the whole error is in {out / 'error.log'})"]
 
 
-def test_a_session_that_does_not_start_says_why_in_one_line(config, tmp_path, capsys, spark_says):
+def test_a_session_that_does_not_start_says_why_in_one_line(config, tmp_path, capsys, spark_says, monkeypatch):
     spark_says(RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number."))
+    (tmp_path / "jdk" / "bin").mkdir(parents=True)
+    (tmp_path / "jdk" / "bin" / "java").touch()  # Java is there (also on a machine without it)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
     assert replay(str(config), str(tmp_path / "out"), quiet=True) == 1
     first = capsys.readouterr().err.splitlines()[0]
     assert first == ("eventpy replay: the run failed: Spark did not start with master local[*]: "
@@ -121,3 +124,19 @@ def test_spark_master_urls_pass(master):
     from eventpy.replay.cli import _bad_master
 
     assert _bad_master(master) is None
+
+
+def test_a_machine_without_java_is_told_spark_needs_it(config, tmp_path, capsys, spark_says, monkeypatch):
+    # a newcomer without a JDK saw only "Java gateway process exited before sending its port number"
+    spark_says(RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number."))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-java-here"))
+    assert replay(str(config), str(tmp_path / "out"), quiet=True) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == ("eventpy replay: the run failed: Spark did not start with master local[*]: it needs Java "
+                     "(17, or 8 or 11): there is no `java` on the PATH and JAVA_HOME is not set")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    assert replay(str(config), str(tmp_path / "out"), quiet=True) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == ("eventpy replay: the run failed: Spark did not start with master local[*]: it needs Java "
+                     f"(17, or 8 or 11): JAVA_HOME is {tmp_path / 'jdk'}, which has no bin/java")

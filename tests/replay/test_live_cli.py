@@ -45,3 +45,22 @@ def test_bad_master_is_refused_before_the_engines_run(config, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("eventpy replay: --master 'host:7077' is not a Spark master URL")
     assert not (tmp_path / "o").exists()
+
+
+def test_the_end_of_run_table_shows_a_delay_without_samples_as_a_dash_not_nan():
+    # at update rate 0 no update delay is measured; the table printed `nan` where live.md says —
+    import io
+    import math
+
+    from rich.console import Console
+
+    from eventpy.replay.live.cli import summary_table
+
+    row = {"update_rate": 0.0, "engine": "eventpy-parametric", "delay_ms": math.nan, "bytes_to_subscribers": 608285,
+           "throughput": 41.1, "latency_p50_ms": 4.13, "latency_p99_ms": 16.0, "missed": 0, "spurious": 0,
+           "sub_messages": 0, "lag_ms": 3.8}
+    out = io.StringIO()
+    Console(file=out, width=200).print(summary_table([row]))
+    line = next(ln for ln in out.getvalue().splitlines() if "eventpy-parametric" in ln)
+    cells = [c.strip() for c in line.strip("│ ").split("│")]
+    assert cells == ["0", "eventpy-parametric", "—", "608,285", "41.1", "4.13", "16", "0", "0", "0", "3.8"]

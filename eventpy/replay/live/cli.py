@@ -28,7 +28,6 @@ LIVE_COLUMNS = (
 
 def replay_live(config_path: str, out: str, master: str | None = None, quiet: bool = False) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from ..workloads import generate
     from .driver import run_live
@@ -87,15 +86,28 @@ def replay_live(config_path: str, out: str, master: str | None = None, quiet: bo
                else f"eventpy replay {config_path} --out {out} --live")
     report = write_live_report(rows, out_dir, command=command, name=grid.name, brokers=brokers,
                                wall=time.perf_counter() - started, failures=failures)
-    table = Table("rate", "engine", "delay ms", "bytes to subs", "throughput", "p50 ms", "p99 ms", "missed",
-                  "spurious", "sub msgs", "lag ms")
-    for r in rows:
-        table.add_row(f"{r['update_rate']:g}", r["engine"], f"{r['delay_ms']:.3g}", str(r["bytes_to_subscribers"]),
-                      f"{r['throughput']:.3g}", f"{r['latency_p50_ms']:.3g}", f"{r['latency_p99_ms']:.3g}",
-                      str(r["missed"]), str(r["spurious"]), str(r["sub_messages"]), f"{r['lag_ms']:.0f}")
-    console.print(table)
+    console.print(summary_table(rows))
     console.print(f"report: {report}  ({time.perf_counter() - started:.0f} s)")
     return 0 if rows and not failures else 1
+
+
+SUMMARY = (("rate", "update_rate"), ("engine", "engine"), ("delay ms", "delay_ms"),
+           ("bytes to subs", "bytes_to_subscribers"), ("throughput", "throughput"), ("p50 ms", "latency_p50_ms"),
+           ("p99 ms", "latency_p99_ms"), ("missed", "missed"), ("spurious", "spurious"),
+           ("sub msgs", "sub_messages"), ("lag ms", "lag_ms"))
+
+
+def summary_table(rows: list[dict[str, Any]]) -> Any:
+    """The end-of-run table, its cells written as live.md writes them (a delay without samples,
+    at update rate 0, is — there, not nan)."""
+    from rich.table import Table
+
+    from ..report import fmt
+
+    table = Table(*(head for head, _ in SUMMARY))
+    for r in rows:
+        table.add_row(*(fmt(r[key]) for _, key in SUMMARY))
+    return table
 
 
 def _write_parquet(rows: list[dict[str, Any]], path: Path, master: str | None) -> None:
