@@ -193,7 +193,7 @@ def test_overlay_down_and_status_where_there_is_no_overlay_say_so(tmp_path):
     for action in ("down", "status"):
         out = subprocess.run([sys.executable, "-m", "eventpy", "overlay", action, "--run-dir",
                               str(tmp_path / "none")], capture_output=True, text=True, timeout=60)
-        assert out.returncode == 1 and out.stderr == f"no overlay in {tmp_path / 'none'}\n", (action, out.stderr)
+        assert out.returncode == 1 and out.stderr == f"eventpy overlay: no overlay in {tmp_path / 'none'}\n", (action, out.stderr)
 
 
 def test_an_unknown_topology_name_says_a_toml_file_is_accepted_too(tmp_path):
@@ -261,7 +261,7 @@ def test_ctrl_c_while_overlay_up_waits_stops_the_brokers_it_started(tmp_path):
         if "overlay up: 2 brokers" in out:  # linked before the signal came: nothing to check here
             return
         assert up.returncode == 130 and "Traceback" not in err, err
-        assert err == f"overlay up: interrupted; stopped the brokers it had started in {run}\n", err
+        assert err == f"eventpy overlay: interrupted; stopped the brokers it had started in {run}\n", err
         for pid in pids:
             try:
                 os.kill(pid, 0)

@@ -31,7 +31,7 @@ def show_status(run_dir: Path) -> int:
     if members is not None:  # a file of a broker the overlay does not have says nothing of it
         states = {n: s for n, s in states.items() if n in members}
     if not states:
-        print(f"no overlay in {run_dir}", file=sys.stderr)
+        print(f"eventpy overlay: no overlay in {run_dir}", file=sys.stderr)
         return 1
     table = Table(title=f"overlay in {run_dir}")
     for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",

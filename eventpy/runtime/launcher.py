@@ -230,7 +230,7 @@ def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int,
     """overlay_up, once it holds the run directory's lock."""
     pid_files = list(run_dir.glob("*.pid"))
     if any(_alive(f) for f in pid_files):
-        print(f"an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)
+        print(f"eventpy overlay: an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)
         return 1
     for f in pid_files:  # brokers that died (or a machine that rebooted) left these behind
         _forget(f)
@@ -290,7 +290,7 @@ def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int,
                 proc.kill()
                 proc.wait()
             _forget(run_dir / f"{name}.pid")
-        print(f"overlay up: interrupted; stopped the brokers it had started in {run_dir}", file=sys.stderr)
+        print(f"eventpy overlay: interrupted; stopped the brokers it had started in {run_dir}", file=sys.stderr)
         return 130
 
 
@@ -333,11 +333,11 @@ def _wait_ready(run_dir: Path, cfg: dict, procs: dict[str, subprocess.Popen], ti
         # /proc/<pid>/cmdline can still read empty, which made a live broker look gone)
         dead = [n for n, proc in procs.items() if proc.poll() is not None]
         if dead:
-            print(f"broker(s) {', '.join(dead)} exited; see {run_dir}/*.log", file=sys.stderr)
+            print(f"eventpy overlay: broker(s) {', '.join(dead)} exited; see {run_dir}/*.log", file=sys.stderr)
             overlay_down(run_dir)
             return 1
         time.sleep(0.1)
-    print(f"the overlay was not ready within {timeout:g} s; see {run_dir}/*.log", file=sys.stderr)
+    print(f"eventpy overlay: the overlay was not ready within {timeout:g} s; see {run_dir}/*.log", file=sys.stderr)
     overlay_down(run_dir)
     return 1
 
@@ -422,7 +422,7 @@ def overlay_down(run_dir: Path, timeout: float = 5.0) -> int:
     at all: no overlay there (as `status` says), exit status 1."""
     pid_files = list(run_dir.glob("*.pid"))
     if not pid_files:  # a mistyped --run-dir must not look like a successful stop
-        print(f"no overlay in {run_dir}", file=sys.stderr)
+        print(f"eventpy overlay: no overlay in {run_dir}", file=sys.stderr)
         return 1
     pids, gone = {}, 0
     for f in pid_files:

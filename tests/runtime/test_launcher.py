@@ -66,3 +66,13 @@ def test_a_topology_file_chooses_the_evolving_engine_and_the_cache_ttl_of_its_br
             assert words in str(e), str(e)
         else:
             raise AssertionError(f"{bad} was taken")
+
+
+def test_up_where_an_overlay_runs_says_so_as_every_overlay_message_does(tmp_path, monkeypatch, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "b0.pid").write_text("12345")
+    monkeypatch.setattr(launcher, "_alive", lambda pid_file: True)  # as if b0 still ran
+    assert launcher.overlay_up(run_dir, "line", None, None, None, None, None, None) == 1
+    assert capsys.readouterr().err == (f"eventpy overlay: an overlay is already up in {run_dir} "
+                                       "(eventpy overlay down first)\n")
