@@ -169,8 +169,8 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "elapsed":
                 self.error("elapsed() can be read only in a guard (`when ...`), where it is the seconds from "
-                           "the object's subscription to each event's publication; to measure time "
-                           "elsewhere, store time.time() and subtract", node)
+                           "the object's subscription to each event's publication; outside a guard, "
+                           "eventpy.elapsed(self) reads it for an event published now", node)
 
     def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False,
                params: dict[str, type | None] | None = None) -> None:

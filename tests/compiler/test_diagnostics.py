@@ -95,7 +95,7 @@ def diag(text: str) -> CompileError:
     # method's body: every delivery logged as a failure of the body)
     ('self.limit = price', 'self.limit = price - elapsed()', 7, "elapsed()", "elapsed() can be read only in a guard"),
     ('self.name = name', 'self.name = name\n        self.t0 = elapsed()', 5, "elapsed()",
-     "to measure time elsewhere, store time.time() and subtract"),
+     "outside a guard, eventpy.elapsed(self) reads it for an event published now"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
