@@ -4,6 +4,7 @@ from .guards import GuardError
 from .runtime.api import (Node, Subscription, UpdateNotConfirmed, confirm, connect, default_node, drain,
                           set_default_node, shutdown, stats)
 from .runtime.client import SchemaRefused, UpdateMonitor, event_info
+from .runtime._elapsed import elapsed
 from .runtime.lang import FieldDeadlock
 from .runtime.model import Event, EventType
 
@@ -21,5 +22,5 @@ _importhook.install()
 __all__ = [
     "FieldDeadlock", "SchemaRefused", "UpdateMonitor", "UpdateNotConfirmed", "confirm",
     "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "default_node", "drain",
-    "event_info", "set_default_node", "shutdown", "stats",
+    "elapsed", "event_info", "set_default_node", "shutdown", "stats",
 ]

@@ -133,6 +133,7 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
                 self.error(f"`local` declares a field of a class: put `local {name}: ...` directly in the "
                            "class body", line=line, col=self.lowered.local_columns[line])
         self._check_called_constructs(tree)
+        self._check_elapsed_outside_guards(tree)
         self._check_released_fields(tree)
 
     def field_type(self, info: ClassInfo, name: str) -> type | None:
@@ -158,6 +159,18 @@ class Analysis(ReleasedFieldChecks, MemberChecks):
                 written = ", ".join(f"self.{f[0]}" for f in fields)
                 kind = "a statement" if word == "release" else "an operator"
                 self.error(f"`{word}` is {kind}, not a function: write `{word} {written}`", node)
+
+    def _check_elapsed_outside_guards(self, tree: ast.Module) -> None:
+        """`elapsed()` exists only in a guard (a guard is lowered to a string, not to code): anywhere
+        else Python would call an undefined name, a NameError when the line runs (in an event
+        method's body: each delivery logged as a failure). Unless the program defines the name."""
+        if _star_import(tree) or "elapsed" in self.module_names:
+            return
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "elapsed":
+                self.error("elapsed() can be read only in a guard (`when ...`), where it is the seconds from "
+                           "the object's subscription to each event's publication; outside a guard, "
+                           "eventpy.elapsed(self) reads it for an event published now", node)
 
     def _visit(self, node: ast.AST, owner: ClassInfo | None, direct: bool = False,
                params: dict[str, type | None] | None = None) -> None:

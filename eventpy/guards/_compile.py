@@ -18,7 +18,7 @@ from . import _ast as A
 from ._errors import GuardError, error_at
 from ._exprs import ARITH, FUNCTION_ARITY, FUNCTIONS
 from ._parse import parse_guard
-from ._plan import Bound, ConjPlan, GuardPlan, build_plan
+from ._plan import Bound, ConjPlan, GuardPlan, build_plan, node_text
 
 MAX_CONJUNCTIONS = 256
 NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "==", "in": "not in", "not in": "in"}
@@ -116,7 +116,17 @@ class _Checker:
             return f"parameter {n.name!r}" if self.mode == "api" else f"field self.{n.name}"
         if isinstance(n, A.Const):
             return repr(n.value)
-        return "expression"
+        if isinstance(n, A.Elapsed):
+            return "elapsed()"
+        return f"`{node_text(n, self.mode)}`"
+
+    def described(self, n: A.Node, kind: str | None) -> str:
+        """`describe` and, where neither the schema nor a literal shows it, what kind of value it
+        is (`elapsed() < ttl` with a str ttl: both sides are named with what they hold). A field's
+        value is shown by the caller instead (`(with self.ttl = '10')`, or where it is assigned)."""
+        if isinstance(n, (A.Attr, A.Const)) or kind is None or (isinstance(n, A.Param) and self.mode == "epy"):
+            return self.describe(n)
+        return f"{self.describe(n)} ({_KIND_WORDS.get(kind, kind)})"
 
     def kind(self, n: A.Node) -> str | None:
         if isinstance(n, A.Const):
@@ -165,8 +175,10 @@ class _Checker:
             bad = c.right if rk == "set" else c.left
             raise self.fail(bad, f"a set can only be used with 'in' or 'not in', not '{c.op}'")
         if None not in (lk, rk) and lk != rk:
-            left, right = (c.left, c.right) if not isinstance(c.right, A.Attr) or isinstance(c.left, A.Attr) else (c.right, c.left)
-            raise self.fail(c, f"matching: {self.describe(left)} cannot be compared with {self.describe(right)}")
+            flip = isinstance(c.right, A.Attr) and not isinstance(c.left, A.Attr)
+            (left, lk), (right, rk) = ((c.right, rk), (c.left, lk)) if flip else ((c.left, lk), (c.right, rk))
+            raise self.fail(c, f"matching: {self.described(left, lk)} cannot be compared with "
+                               f"{self.described(right, rk)}")
         if c.op in ORDERING and (lk in ("str", "bool") or rk in ("str", "bool")):
             bad = c.left if lk in ("str", "bool") else c.right
             raise self.fail(c, f"matching: {self.describe(bad)} cannot be ordered with '{c.op}'; "
@@ -239,6 +251,9 @@ class _Checker:
             self.limit(len(out))
             return out
         return self.atom(n, negated)
+
+
+_KIND_WORDS = {"num": "a number", "str": "a string", "bool": "a bool", "set": "a set"}
 
 
 def _names_of(n: A.Node, kind: type) -> set[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from ..guards import SUBSCRIBED_AT
 from ._boundary import callers_mistake, past_wrapper
 from ._lang_fields import _frozen, _state, assigning
 
@@ -138,8 +139,11 @@ def _subscribe(obj: Any, envs: list[tuple[Any, dict[str, Any]]]) -> None:
     st = _state(obj)
     n = node()
     group = object()  # one serial queue per object: its event methods run one at a time
+    since = None  # elapsed() counts from the object's subscription: one moment for all of them
     for method, env in envs:
         on_event = method.deliver(obj)
         for etype in method.listens:  # one event reaches one of them: no duplicates
-            sub = n._subscribe_plan(etype, method.plan, env, on_event, group)
+            sub = n._subscribe_plan(etype, method.plan, env, on_event, group, since=since)
             st.subs.append((sub, method.fields))
+            if since is None:
+                since = sub._state.env.get(SUBSCRIBED_AT)

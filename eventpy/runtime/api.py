@@ -205,12 +205,13 @@ class Node:
 
     def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
                         on_event: Callable[[Event], Any] | None, group: Any = None,
-                        rum: Any = None) -> Subscription:
-        """Subscribe with a compiled guard (used by code generated from .epy)."""
+                        rum: Any = None, since: float | None = None) -> Subscription:
+        """Subscribe with a compiled guard (used by code generated from .epy); `since`: see
+        ClientCore.subscribe."""
         env = {k: freeze(v) for k, v in env.items()}
         check_sent(self._max_frame, plan, env, env)  # the variables the SUB carries
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
-        state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor))
+        state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor, since))
         sub = Subscription(self, state)
         state.handle = sub
         if _here.running:  # asked inline: a field store comes here

@@ -91,6 +91,11 @@ def diag(text: str) -> CompileError:
     ('firm == "IBM"', 'firm != None', 6, "None", "None is not a value a guard compares with"),
     ('firm == "IBM"', 'firm in {"IBM", 3}', 6, '{"IBM"', "mixes values of kinds num, str; the values of one set "
      "are all of the kind of the attribute it is tested against"),
+    # elapsed() outside a guard compiled, then raised NameError when the line ran (in an event
+    # method's body: every delivery logged as a failure of the body)
+    ('self.limit = price', 'self.limit = price - elapsed()', 7, "elapsed()", "elapsed() can be read only in a guard"),
+    ('self.name = name', 'self.name = name\n        self.t0 = elapsed()', 5, "elapsed()",
+     "outside a guard, eventpy.elapsed(self) reads it for an event published now"),
 ])
 def test_diagnostics(old, new, line, at, words):
     text = BASE.replace(old, new, 1)
@@ -580,3 +585,10 @@ def test_a_typo_of_a_local_field_after_release_or_last_names_the_field(word):
     verb = word.split()[-1]
     assert e.message == (f"`{verb} self.levle`: the class has no field levle; did you mean `{verb} self.level`? "
                          "(self.level is declared `local` in class M)"), e.render()
+
+
+def test_elapsed_outside_a_guard_is_fine_where_the_program_defines_it():
+    text = "import time\n\ndef elapsed():\n    return time.time()\n\n" + BASE.replace(
+        "self.limit = price", "self.limit = price - elapsed()")
+    compile_source(text, "m.epy")  # the program's own function: no diagnostic
+    compile_source(BASE.replace("price < self.limit", "price < self.limit + elapsed()"), "m.epy")  # in a guard

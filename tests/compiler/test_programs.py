@@ -388,3 +388,19 @@ def test_a_string_continued_with_a_backslash_in_a_guard_is_the_string_python_rea
     ns["Monitor"].quote("IBM", 20.0)
     eventpy.drain(5.0)
     assert m.got == [20.0]
+
+
+def test_a_ttl_field_of_the_wrong_type_names_elapsed_and_the_value():
+    # an expiring guard made with a str ttl said "expression cannot be compared with field self.ttl"
+    ns = load('''
+    class Beacon:
+        def __init__(self, ttl):
+            self.ttl = ttl
+
+        event def ping(self, x: float) when elapsed() < self.ttl:
+            pass
+    ''')
+    with pytest.raises(TypeError, match=re.escape("elapsed() (a number) cannot be compared with field "
+                                                  "self.ttl (with self.ttl = '10')")):
+        ns["Beacon"]("10")
+    ns["Beacon"](10).close()  # an int ttl is fine

@@ -353,3 +353,62 @@ def test_a_plain_python_program_importing_a_wrong_epy_sees_its_import_line_and_t
     col = text.splitlines()[4].index("self.limt") + 1
     assert f"market.epy:5:{col}: error: the guard of quote reads self.limt" in out.stderr, out.stderr
     assert out.stderr.count(": error: ") == (2 if more else 1), out.stderr
+
+
+def test_an_object_of_a_subclass_has_one_origin_of_elapsed_for_all_its_subscriptions():
+    # a Truck listens as Truck and as Car (two subscriptions): each took its own subscription time,
+    # so elapsed() was a different number in its two guards (by the time one subscribe took)
+    ns = load('''
+    class Car:
+        def __init__(self, x0: float, vx: float):
+            self.x0, self.vx = x0, vx
+
+        event def alert(self, x: float) when abs(x - (self.x0 + self.vx * elapsed())) < 1:
+            pass
+
+    class Truck(Car):
+        pass
+    ''')
+    from eventpy.guards import SUBSCRIBED_AT
+    from eventpy.runtime.lang import subscriptions_of
+
+    t = ns["Truck"](0.0, 10.0)
+    origins = {s._state.env[SUBSCRIBED_AT] for s in subscriptions_of(t)}
+    assert len(subscriptions_of(t)) == 2 and len(origins) == 1, origins
+
+
+def test_an_object_re_anchors_its_motion_with_eventpy_elapsed():
+    # turning needs the time on elapsed()'s clock; time.time() in __init__ is earlier than the
+    # subscription (the first object connects the node first), so the window jumped away
+    ns = load('''
+    import eventpy
+
+    class Car:
+        def __init__(self, x0: float, vx: float):
+            self.x0, self.vx = x0, vx
+            self.got = []
+
+        event def alert(self, x: float) when abs(x - (self.x0 + self.vx * elapsed())) < 0.5:
+            self.got.append(x)
+
+        def where(self) -> float:
+            return self.x0 + self.vx * eventpy.elapsed(self)
+
+        def turn(self, vx: float):
+            t = eventpy.elapsed(self)
+            pos = self.x0 + self.vx * t
+            self.x0, self.vx = pos - vx * t, vx     # one statement: both land together
+    ''')
+    c = ns["Car"](0.0, 1.0)
+    c.turn(-1.0)
+    eventpy.confirm(c, timeout=10)
+    x = c.where()
+    ns["Car"].alert(x)       # where the car is now (published a moment after the reading)
+    ns["Car"].alert(x + 5)   # well ahead of it, within the next few seconds either way
+    eventpy.drain(10.0)
+    assert c.got == [x]
+    with pytest.raises(TypeError, match="elapsed takes a Subscription or an object of an .epy class"):
+        eventpy.elapsed(object())
+    c.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        eventpy.elapsed(c)

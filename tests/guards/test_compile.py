@@ -286,7 +286,11 @@ def test_epy_mode_bare_names_are_attributes_and_self_fields_parameters():
     [
         ("'IBM' < price", "matching: attribute 'price' of type float cannot be compared with 'IBM'"),
         ("price > 'IBM'", "matching: attribute 'price' of type float cannot be compared with 'IBM'"),
-        ("price == name", "matching: attribute 'price' of type float cannot be compared with parameter 'name'"),
+        ("price == name", "matching: attribute 'price' of type float cannot be compared with parameter 'name' "
+         "(a string)"),
+        # both sides named with what they hold (was "expression cannot be compared with parameter 'name'")
+        ("elapsed() < name", "matching: elapsed() (a number) cannot be compared with parameter 'name' (a string)"),
+        ("price * 2 == name", "matching: `price * 2` (a number) cannot be compared with parameter 'name' (a string)"),
         ("firm == 1", "matching: attribute 'firm' of type str cannot be compared with 1"),
         ("hot == 1", "matching: attribute 'hot' of type bool cannot be compared with 1"),
         ("vol in {1, 'a'}", "a set literal mixes values of kinds num, str; the values of one set are all "

@@ -550,3 +550,22 @@ def test_shutdown_closes_what_a_remote_attachment_opened():
             eventpy.connect("tcp://127.0.0.1:1")
         eventpy.shutdown()
     assert fds() == before
+
+
+def test_elapsed_reads_what_the_guard_reads_for_an_event_published_now():
+    node = eventpy.connect()
+    Pos = eventpy.EventType("api.elapsed.Pos", x=float)
+    got = []
+    sub = node.subscribe(Pos, "x <= elapsed()", on_event=lambda ev: got.append(ev.x))
+    t = eventpy.elapsed(sub)
+    assert t >= 0
+    node.publish(Pos, x=t)          # published after the reading: its elapsed() is at least t
+    node.publish(Pos, x=t + 30.0)   # not for another 30 s
+    eventpy.drain(timeout=10)
+    assert got == [t]
+    plain = node.subscribe(Pos, "x < 1")
+    with pytest.raises(ValueError, match="no guard of this subscription reads elapsed"):
+        eventpy.elapsed(plain)
+    sub.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        eventpy.elapsed(sub)

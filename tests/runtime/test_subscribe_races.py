@@ -48,7 +48,7 @@ def _store_while_subscribing(monkeypatch, store, movers: list) -> list[threading
     threads: list[threading.Thread] = []
     real = Node._subscribe_plan
 
-    def subscribe_plan(self, etype, plan, env, on_event, group=None, rum=None):
+    def subscribe_plan(self, etype, plan, env, on_event, group=None, rum=None, since=None):
         if not threads:
             t = threading.Thread(target=store, args=(movers[-1],), daemon=True)
             threads.append(t)
@@ -56,7 +56,7 @@ def _store_while_subscribing(monkeypatch, store, movers: list) -> list[threading
             deadline = time.monotonic() + 30.0
             while t.is_alive() and t.ident not in _lang_fields._waits and time.monotonic() < deadline:
                 time.sleep(0.001)
-        return real(self, etype, plan, env, on_event, group, rum)
+        return real(self, etype, plan, env, on_event, group, rum, since)
 
     monkeypatch.setattr(Node, "_subscribe_plan", subscribe_plan)
     return threads

@@ -133,7 +133,9 @@ class ClientCore:
 
     def subscribe(self, etype: EventType, plan: GuardPlan, env: Mapping[str, Any],
                   on_event: Callable[[Event], Any], group: Any = None,
-                  rum: UpdateMonitor | None = None) -> SubscriptionState:
+                  rum: UpdateMonitor | None = None, since: float | None = None) -> SubscriptionState:
+        """`since`: the moment elapsed() counts from (on the overlay's clock), when the subscription
+        belongs with others made at that moment (an object's, one per class it listens as); else now."""
         _no_nan(env)
         # Subscriptions follow advertisements; the edge broker must know the schema.
         self.advertise(etype)
@@ -142,7 +144,7 @@ class ClientCore:
             raise RuntimeError("this client has made 2**32 subscriptions; no sid is left")
         env = dict(env)
         if plan.timed:  # elapsed() counts from now, on the overlay's clock (as Pub.time does)
-            env[SUBSCRIBED_AT] = self.clock()
+            env[SUBSCRIBED_AT] = self.clock() if since is None else since
         state = SubscriptionState(sid, etype, plan, env, on_event)
         if group is not None:
             state.group = group
