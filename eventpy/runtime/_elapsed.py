@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..guards import SUBSCRIBED_AT
+from ._boundary import callers_mistake
 from .api import Subscription
 from .lang import subscriptions_of
 from ._lang_fields import nodes_left_by
@@ -21,6 +22,14 @@ def elapsed(target: Any) -> float:
     """Seconds from the subscription of `target` (a Subscription, or an object of an .epy class,
     whose subscriptions share one moment) to now, on the overlay's clock: the value elapsed() has
     in its guard for an event published now."""
+    try:
+        return _elapsed(target)
+    except (TypeError, ValueError, RuntimeError) as e:  # the program's mistake: from its line (_boundary)
+        callers_mistake(e)
+        raise
+
+
+def _elapsed(target: Any) -> float:
     if isinstance(target, Subscription):
         subs = [target]
     else:
