@@ -176,13 +176,16 @@ class Broker(Upstream, Evolving):
                         reached.add(target)
             elif kind is Upd:
                 self._on_upd(link, msg, out)
-                self.acks.note_forwarded(link, out)
+                if out:  # most changes stay local: no call to find nothing forwarded
+                    self.acks.note_forwarded(link, out)
             elif kind is Sub:
                 self._on_sub(link, msg, out)
-                self.acks.note_forwarded(link, out)
+                if out:
+                    self.acks.note_forwarded(link, out)
             elif kind is Unsub:
                 self._on_unsub(link, msg, out)
-                self.acks.note_forwarded(link, out)
+                if out:
+                    self.acks.note_forwarded(link, out)
             elif kind is Adv:
                 self._on_adv(link, msg, out)
             elif kind is Unadv:
@@ -336,7 +339,9 @@ class Broker(Upstream, Evolving):
             ts.summary.set_entry(state.link, key, None)
 
     def _on_upd(self, link: Link, msg: Upd, out: Sends) -> None:
-        ts = self._type(msg.etype)
+        ts = self.types.get(msg.etype)
+        if ts is None:
+            ts = self._type(msg.etype)  # raises: never advertised here
         sid = msg.sid
         state = ts.subs.get((link, sid))  # lookup[τ][x] of Fig. 6 line 35: O(1)
         if state is None:
@@ -344,8 +349,9 @@ class Broker(Upstream, Evolving):
         # every change is checked before any is stored: a refused UPD changes nothing (before,
         # the changes ahead of a bad one stayed, in the subscription but not in the index)
         checked = []
+        check = state.check
         for var, (value, seq) in msg.changes.items():
-            value = state.check(var, value, seq)
+            value = check(var, value, seq)
             if value is STALE:
                 self._stats["stale_upd"] += 1
             else:
@@ -353,15 +359,14 @@ class Broker(Upstream, Evolving):
         changed = False
         switched: set[int] | None = None  # conjunctions switched on or off
         on = state.switched_on
+        store = state.store
         for var, value, seq in checked:
-            what, ci, attr = state.store(var, value, seq)
+            what, ci, attr = store(var, value, seq)
             if what == "constraint":
                 if ci in on:
                     # one constraint moves in place: the index and the summary get that attribute
                     # only (a bound inside its leaf, a bound inside the summary: no structure moves)
-                    c = state.values[var]
-                    if c.is_wildcard():
-                        c = None
+                    c = None if value.is_wildcard() else value  # what `store` stored
                     if state.evolving[ci]:  # its version: an evolving bound on attr narrows it
                         self._revise(ts, state, ci, (attr,))
                     else:

@@ -115,10 +115,13 @@ class SubState:
                                f"ahead of the last applied, {last}; the variable keeps its value")
         what = self.roles[var][0]
         old = values[var]
-        if isinstance(value, SetDelta) and isinstance(old, ValueSet):
+        kind = type(value)
+        # (`kind is Interval` first: a moved bound, the common UPD, skips the isinstance calls)
+        if kind is not Interval and isinstance(value, SetDelta) and isinstance(old, ValueSet):
             value = value.apply(old)
+            kind = type(value)
         if what == "constraint":
-            if type(value) is not type(old) or not isinstance(value, (Interval, ValueSet)):
+            if kind is not type(old) or (kind is not Interval and not isinstance(value, (Interval, ValueSet))):
                 raise MessageError(f"variable {var} must stay a {type(old).__name__}")
         elif what == "switch" and type(value) is not bool:
             raise MessageError(f"switch variable {var} must be a bool")

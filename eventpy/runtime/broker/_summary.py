@@ -181,36 +181,47 @@ class AttributeSummary:
             flt.pop(attr, None)
         else:
             flt[attr] = c
-        if link in self._dirty or link in self._added:
-            self._dirty.add(link)
-            self.version += 1
-            return  # its aggregate is recomputed at the next read anyway
         agg = self.aggs.get(link)
-        if len(entries) != 1 or agg is None or (c is not None and c.is_empty()):
-            self._dirty.add(link)  # several entries, or an empty constraint comes or goes
+        if agg is None or len(entries) != 1 or (
+                (self._dirty or self._added) and (link in self._dirty or link in self._added)):
+            # several entries, none in the aggregate (an empty constraint), or an aggregate
+            # recomputed at the next read anyway
+            self._dirty.add(link)
             self.version += 1
             return
         c_old = agg.get(attr, _WILD)
-        if c is None:
-            if c_old is _WILD:
+        if c == c_old or (c is None and c_old is _WILD):
+            return
+        if type(c) is Interval and type(c_old) is Interval:  # a bound moved: the common UPD
+            lo, lc, hi, hc = c
+            if lo > hi or (lo == hi and not (lc and hc)):  # Interval.is_empty, inline
+                self._dirty.add(link)  # the entry leaves the aggregate
+                self.version += 1
                 return
+            olo, olc, ohi, ohc = c_old
+            if not (lo == -INF and hi == INF and lc and hc) and not (
+                    olo == -INF and ohi == INF and olc and ohc):  # neither is the wildcard
+                agg[attr] = c
+                self._move(link, attr, olo, olc, ohi, ohc, lo, lc, hi, hc)
+                return
+        elif c is not None and c.is_empty():
+            self._dirty.add(link)
+            self.version += 1
+            return
+        if c is None:
             del agg[attr]
             self._changed(link, attr, c_old, _WILD)
-        elif c != c_old:
+        else:
             agg[attr] = c
             self._changed(link, attr, c_old, c)
 
     def _changed(self, link: Link, a: str, c_old: Any, c_new: Any) -> None:
         """`link`'s aggregate constraint on `a` went from c_old to c_new (None: no aggregate,
         _WILD: unconstrained); invalidate the cached LUBs it may change."""
-        if type(c_old) is Interval and type(c_new) is Interval:
-            olo, olc, ohi, ohc = c_old
-            lo, lc, hi, hc = c_new
-            if not (olo == -INF and ohi == INF and olc and ohc) and not (
-                    lo == -INF and hi == INF and lc and hc):  # neither is the wildcard
-                self._move(link, a, olo, lo, lo != olo or lc != olc, ohi, hi, hi != ohi or hc != ohc,
-                           c_new)
-                return
+        if (type(c_old) is Interval and type(c_new) is Interval and not c_old.is_wildcard()
+                and not c_new.is_wildcard()):
+            self._move(link, a, *c_old, *c_new)
+            return
         if c_old is not None:
             self._contribute(link, a, c_old, -1)
         if c_new is not None:
@@ -219,16 +230,18 @@ class AttributeSummary:
             stale.pop(a, None)
         self.version += 1
 
-    def _move(self, link: Link, a: str, olo: Any, lo: Any, lo_moved: bool, ohi: Any, hi: Any,
-              hi_moved: bool, c: Interval) -> None:
-        """A link's interval on `a` moved: push the bound(s) that moved, and drop the cached LUBs
-        it may change. A bound strictly inside a cached LUB (before and after) cannot move it,
-        nor can the neighbor's own entries (its LUB leaves them out), nor anything while another
-        link is a wildcard on `a`."""
+    def _move(self, link: Link, a: str, olo: Any, olc: bool, ohi: Any, ohc: bool, lo: Any, lc: bool,
+              hi: Any, hc: bool) -> None:
+        """A link's interval on `a` moved from (olo, olc, ohi, ohc) to (lo, lc, hi, hc), neither the
+        wildcard: push the bound(s) that moved, and drop the cached LUBs it may change. A bound
+        strictly inside a cached LUB (before and after) cannot move it, nor can the neighbor's own
+        entries (its LUB leaves them out), nor anything while another link is a wildcard on `a`."""
+        lo_moved = lo != olo or lc != olc
+        hi_moved = hi != ohi or hc != ohc
         if lo_moved:
-            self.lo[a].put(link, (lo, 0 if c.lo_closed else 1, next(self._tick), link))
+            self.lo[a].put(link, (lo, 0 if lc else 1, next(self._tick), link))
         if hi_moved:
-            self.hi[a].put(link, (-hi, 0 if c.hi_closed else 1, next(self._tick), link))
+            self.hi[a].put(link, (-hi, 0 if hc else 1, next(self._tick), link))
         for neighbor, cache in self._cache.items():
             cached = cache.get(a, _MISSING)
             if cached is _MISSING or neighbor == link:

@@ -30,6 +30,7 @@ class AdaptiveMatcher(Matcher):
         self.up, self.down, self.index = up, down, index
         self.inner: Matcher = NaiveMatcher(etype)
         self.match = self.inner.match  # type: ignore[method-assign]  # no extra call per event
+        self.update = self.inner.update  # type: ignore[method-assign]  # nor per parametric UPD
 
     @property
     def indexed(self) -> bool:
@@ -41,6 +42,7 @@ class AdaptiveMatcher(Matcher):
             new.add(key, dict(self.inner.filter_of(key)))
         self.inner = new
         self.match = new.match  # type: ignore[method-assign]
+        self.update = new.update  # type: ignore[method-assign]
 
     def add(self, key: Key, flt: Filter) -> None:
         self.inner.add(key, flt)

@@ -172,10 +172,13 @@ class OrderedIndex:
         the exact bounds; one that crosses leaves flips the bits of the leaves crossed.
         """
         given = c is not None
-        self.constrained += given - self.given[slot]
-        self.given[slot] = given
+        if given is not self.given[slot]:  # (a moved bound, the common UPD, stays given)
+            self.constrained += given - self.given[slot]
+            self.given[slot] = given
         if not given:
             c = EVERYTHING
+        was = self.ivs[slot]
+        old = self.marks[slot]
         self.ivs[slot] = c
         lo, lc, hi, hc = c
         if lo > hi or (lo == hi and not (lc and hc)):  # Interval.is_empty
@@ -184,7 +187,11 @@ class OrderedIndex:
             self._hi_w[slot] = -INF
         else:
             bp = self.bp
-            if lo == -INF and lc:
+            # an update usually moves one bound: the other end's leaf and exact bound are those of
+            # the old marks (kept in step with the breakpoints by `rebuild`) and the stored bound
+            if old is not None and lo == was[0] and lc == was[1]:
+                first_full, p_lo = old[0], old[2]
+            elif lo == -INF and lc:
                 first_full, p_lo = 0, -1
                 self._lo_w[slot] = lo
             else:
@@ -195,13 +202,15 @@ class OrderedIndex:
                 last_full, p_hi = len(bp), -1
                 self._hi_w[slot] = hi
             else:
-                p_hi = bisect_right(bp, hi)
+                if old is not None and hi == was[2] and hc == was[3]:
+                    p_hi = old[1] + 1  # (last_full is p_hi - 1 whenever hi is finite or open)
+                else:
+                    p_hi = bisect_right(bp, hi)
+                    self._hi_w[slot] = _closed_hi(hi, hc)
                 last_full = p_hi - 1
                 if p_hi == p_lo:
                     p_hi = -1
-                self._hi_w[slot] = _closed_hi(hi, hc)
             m = (first_full, last_full, p_lo, p_hi)
-        old = self.marks[slot]
         if m == old:
             return  # a bound moved within its leaf: the bit rows stay, only the bounds change
         self.marks[slot] = m

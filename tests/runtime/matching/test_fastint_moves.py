@@ -120,3 +120,31 @@ def test_moves_within_and_across_leaves_both_happen():
             _compare(m, oracle, _events(rnd, 20))
     _compare(m, oracle, _events(rnd, 200))
     assert within > 100 and across > 100, (within, across)
+
+
+one_end_moves = st.lists(
+    st.tuples(st.integers(0, 10**6), st.booleans(), st.sampled_from([-INF, *GRID[::3], INF]),
+              st.booleans(), st.integers(0, 9)),
+    min_size=1, max_size=80)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(120, 200), ops=one_end_moves)
+def test_moves_of_one_end_reuse_the_other_ends_leaf(seed, n, ops):
+    """`OrderedIndex.set` takes the unchanged end's leaf and exact bound from the old marks (an
+    update usually moves one bound): ends at the infinities, on breakpoints, on each other, empty
+    intervals, and breakpoints recomputed between moves (`rebuild`) must all leave the marks those
+    of a fresh marking (check) and the matches those of the oracle."""
+    rnd = random.Random(seed)
+    m, oracle = _populate(rnd, n, partitioned=True)
+    for pick, low_end, bound, closed, rebuild in ops:
+        key = pick % n
+        old = m.filter_of(key).get("p") or Interval(10.0, True, 10.0, True)
+        lo, lc, hi, hc = old
+        c = Interval(bound, closed, hi, hc) if low_end else Interval(lo, lc, bound, closed)
+        m.update(key, "p", c)
+        oracle.update(key, "p", c)
+        if rebuild == 0:  # new breakpoints under the marks the next move reuses
+            engine = m._entries[key][2]
+            engine.index["p"].rebuild(sorted(engine.slot.values()), len(engine.slot))
+    _compare(m, oracle, _events(rnd))
