@@ -12,88 +12,20 @@ at the virtual time of delivery. The same `Broker` and `ClientCore` objects as e
 from __future__ import annotations
 
 import heapq
-import math
 import itertools
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-from ...guards import SUBSCRIBED_AT, GuardPlan, compile_guard
-from .._boundary import callers_mistake
 from ..broker import DEFAULT_TTL, Broker
-from ..client import ClientCore, SubscriptionState, UpdateMonitor
-from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
-from ..model import Event, EventType
+from ..messages import Sub, Unsub, Upd
 from ..overlay import Topology
 from ..wire import encode
+from ._service import CostModel, Recorder, measured, nearest_rank
+from ._simclient import SimClient, SimSubscription
 
 SUBSCRIPTION_MESSAGES = (Sub, Unsub, Upd)
-
-
-@dataclass
-class CostModel:
-    """Service time of a broker per message, in seconds (deterministic)."""
-
-    pub: float = 20e-6
-    per_forward: float = 2e-6
-    sub: float = 60e-6
-    unsub: float = 50e-6
-    upd: float = 10e-6
-    other: float = 5e-6
-
-    def __call__(self, msg: Any, sends: list, cpu: float) -> float:
-        kind = type(msg)
-        if kind is Pub:
-            return self.pub + self.per_forward * len(sends)
-        if kind is Sub:
-            return self.sub
-        if kind is Unsub:
-            return self.unsub
-        if kind is Upd:
-            return self.upd
-        return self.other
-
-
-def measured(msg: Any, sends: list, cpu: float) -> float:
-    """Service time = the CPU time the broker really spent (not reproducible run to run)."""
-    return cpu
-
-
-class Recorder:
-    """Measured service times, kept per message kind, to fit a CostModel to (`calibrate`)."""
-
-    def __init__(self) -> None:
-        self.samples: dict[str, list[tuple[int, float]]] = {}
-
-    def __call__(self, msg: Any, sends: list, cpu: float) -> float:
-        self.samples.setdefault(type(msg).__name__, []).append((len(sends), cpu))
-        return cpu
-
-    def calibrate(self) -> CostModel:
-        """A deterministic cost model with this run's costs: PUB as a base plus a cost per
-        message sent (least squares), every other kind its median."""
-        import numpy as np
-
-        def median(kind: str, default: float) -> float:
-            xs = [c for _, c in self.samples.get(kind, ())]
-            return float(np.median(xs)) if xs else default
-
-        base = CostModel()
-        pub, per = base.pub, base.per_forward
-        pubs = self.samples.get("Pub", [])
-        if len({n for n, _ in pubs}) > 1:
-            a = np.array([[1.0, n] for n, _ in pubs])
-            (pub, per), *_ = np.linalg.lstsq(a, np.array([c for _, c in pubs]), rcond=None)
-            pub, per = max(float(pub), 0.0), max(float(per), 0.0)
-        elif pubs:
-            pub = median("Pub", pub)
-            per = 0.0
-        others = [c for kind, xs in self.samples.items() if kind not in ("Pub", "Sub", "Unsub", "Upd")
-                  for _, c in xs]
-        return CostModel(pub=pub, per_forward=per, sub=median("Sub", base.sub), unsub=median("Unsub", base.unsub),
-                         upd=median("Upd", base.upd),
-                         other=float(np.median(others)) if others else base.other)
+__all__ = ["CostModel", "Recorder", "SimClient", "SimSubscription", "Simulation", "measured", "nearest_rank"]
 
 
 class _Inbound:
@@ -112,170 +44,6 @@ class _Inbound:
         # it sends follows what the message sent on every link (a recomputed summary overtaking
         # the SUB it replaces left the upstream broker refusing an UNSUB and keeping that SUB)
         self.tick_due = False
-
-
-def nearest_rank(sorted_values: list[float], q: float) -> float:
-    """The q-quantile of sorted values by nearest rank: the smallest value that at least a share q
-    of them do not exceed; nan for none. Index int(n * q) was one rank high: the p99 of 100
-    latencies was their maximum."""
-    if not sorted_values:
-        return float("nan")
-    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
-
-
-_VERSIONS = 128  # earlier values kept per subscription for 000 §8.1 (c)'s spurious events
-
-
-class SimClient:
-    """A client node in the simulation; its API mirrors `eventpy.Node`."""
-
-    def __init__(self, sim: "Simulation", name: str, broker: str, delay: float, mode: str) -> None:
-        self.sim = sim
-        self.name = name
-        self.broker = broker
-        self.delay = delay
-        self.core = ClientCore(name, mode=mode, clock=lambda: sim.now)
-        self.times: deque[float] = deque()  # enqueue time of each outbox entry
-        self.delays: list[float] = []  # update delays (000 §8.1 (a)) observed here
-        self.latencies: list[float] = []
-        self._open: dict[int, list[tuple[float, list]]] = {}  # id(state) -> pending delay probes
-        # 000 §8.1 (c): "if a subscriber changes its subscription Φ to Φ' at t0, spurious events
-        # are those matching Φ but not Φ' and received by the client after t0 and filtered out
-        # locally". Each subscription's earlier values (the last _VERSIONS of them) are kept; an
-        # event the local filter drops counts if one of them admits it. The core's `spurious`
-        # counts every event the filter drops, also those only an update monitor's approximation
-        # (wider than any value the subscription had) let through.
-        self._before: dict[int, deque] = {}  # id(state) -> its values before each update, newest last
-        self.spurious_updates = 0
-
-    # -- API -----------------------------------------------------------------------------------------
-    def subscribe(self, etype: EventType, guard: str | GuardPlan, params: Mapping[str, Any] | None = None,
-                  on_event: Callable[[Event], Any] | None = None, rum: Any = None) -> "SimSubscription":
-        """`rum`: an UpdateMonitor (or True / a dict of its knobs) for this subscription."""
-        params = dict(params or {})
-        plan = guard if isinstance(guard, GuardPlan) else compile_guard(
-            guard, etype, {k: type(v) for k, v in params.items()})
-        monitor = UpdateMonitor.of(rum)
-        state = self._do(lambda core: core.subscribe(etype, plan, params, on_event, rum=monitor))
-        return SimSubscription(self, state)
-
-    def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
-        """Publish now; returns the event's identity (origin, sequence number)."""
-        try:
-            values = etype.values_from(attrs)
-        except (TypeError, ValueError) as e:
-            callers_mistake(e)
-            raise  # from the caller's line (runtime/_boundary.py)
-        return self.name, self._do(lambda core: core.publish(etype, values))
-
-    def advertise(self, etype: EventType) -> None:
-        self._do(lambda core: core.advertise(etype))
-
-    def unadvertise(self, etype: EventType) -> None:
-        """No more events of this type from here (a publisher leaving); `publish` advertises again."""
-        self._do(lambda core: core.unadvertise(etype.name))
-
-    def request_ack(self, budget: float) -> tuple:
-        """Ask for a cascading acknowledgement of the changes sent so far; after `run()`,
-        `core.acked[token]` is "" (every broker applied them) or the brokers that did not answer."""
-        return self._do(lambda core: core.request_ack(budget))
-
-    # -- plumbing --------------------------------------------------------------------------------------
-    def _do(self, action: Callable[[ClientCore], Any]) -> Any:
-        before = len(self.core.outbox)
-        result = action(self.core)
-        now = self.sim.now
-        for _ in range(len(self.core.outbox) - before):
-            self.times.append(now)
-        if len(self.core.outbox) > before:
-            self.sim._inbound[self.broker].ready[self.name] = self
-            self.sim._offer(self.broker, self.name, now + self.delay)
-        return result
-
-    def _take(self) -> tuple[float, Any] | None:
-        if not self.core.outbox:
-            return None
-        t = self.times.popleft()
-        return t + self.delay, self.core.take(1)[0]
-
-    def _head_time(self) -> float | None:
-        return self.times[0] + self.delay if self.times else None
-
-    def _receive(self, msg: Any) -> None:
-        kind = type(msg)
-        if kind is Flush:  # callbacks run inline: everything before the flush is delivered
-            self._do(lambda core: core.flush_ack(msg.token))
-            return
-        if kind is FlushAck:
-            self.sim._acked.add(msg.token)
-            return
-        now = self.sim.now
-        for state, ev in self.core.receive(msg):
-            if not self.core.deliver(state, ev):
-                before = self._before.get(id(state))
-                if before and not state.closed and any(state.plan.holds(ev.values, old, ev._meta[2])
-                                                       for old in reversed(before)):
-                    self.spurious_updates += 1
-                continue
-            origin, seq, t_pub = ev._meta
-            self.latencies.append(now - t_pub)
-            probes = self._open.get(id(state))
-            if probes:
-                keep = []
-                for t0, old in probes:
-                    if t_pub >= t0 and not state.plan.holds(ev.values, old, t_pub):
-                        self.delays.append(now - t0)
-                    else:
-                        keep.append((t0, old))
-                self._open[id(state)] = keep
-            if state.on_event is not None:
-                state.on_event(ev)
-
-    def _updated(self, state: SubscriptionState, old: list) -> None:
-        # Delay (000 §8.1 (a)): from this update to the first event that matches the new
-        # subscription but not the old one. A later update supersedes the probe.
-        self._open[id(state)] = [(self.sim.now, old)]
-        self._before.setdefault(id(state), deque(maxlen=_VERSIONS)).append(old)
-
-
-class SimSubscription:
-    def __init__(self, client: SimClient, state: SubscriptionState) -> None:
-        self.client = client
-        self.state = state
-        self._settle_at: float | None = None  # a pending check of the update monitor
-
-    @property
-    def params(self) -> dict:
-        return {k: v for k, v in self.state.env.items() if k != SUBSCRIBED_AT}
-
-    def update(self, **params: Any) -> None:
-        old = self.state.values  # an update replaces the list, so this stays the old values
-        changed = self.client._do(lambda core: core.update(self.state, params))
-        if changed:
-            self.client._updated(self.state, old)
-        if self.state.monitor is not None:
-            self._settle_later()
-
-    def _settle_later(self) -> None:
-        """Check again when the monitor's rate can have fallen below freq_approx (its `due`), or
-        sooner if a check is already pending for an earlier time."""
-        sim = self.client.sim
-        due = self.client.core.settle_due(self.state)
-        if due is None or (self._settle_at is not None and self._settle_at <= due):
-            return
-        at = self._settle_at = max(due, sim.now)
-        sim.at(at, lambda: self._settle(at))
-
-    def _settle(self, at: float) -> None:
-        """Back to exact values once the updates calm down (000 Fig. 10 lines 37-44)."""
-        if at != self._settle_at:  # superseded by an earlier check
-            return
-        self._settle_at = None
-        self.client._do(lambda core: core.settle(self.state))
-        self._settle_later()
-
-    def close(self) -> None:
-        self.client._do(lambda core: core.unsubscribe(self.state))
 
 
 class Simulation:
