@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ...guards import SUBSCRIBED_AT, GuardPlan, compile_guard
+from ...guards import SUBSCRIBED_AT, GuardPlan
 from .._boundary import callers_mistake
+from .._sub_args import checked_subscription, checked_update, param_kinds
 from ..client import ClientCore, SubscriptionState, UpdateMonitor
 from ..messages import Flush, FlushAck
 from ..model import Event, EventType
@@ -44,12 +45,16 @@ class SimClient:
     # -- API -----------------------------------------------------------------------------------------
     def subscribe(self, etype: EventType, guard: str | GuardPlan, params: Mapping[str, Any] | None = None,
                   on_event: Callable[[Event], Any] | None = None, rum: Any = None) -> "SimSubscription":
-        """`rum`: an UpdateMonitor (or True / a dict of its knobs) for this subscription."""
-        params = dict(params or {})
-        plan = guard if isinstance(guard, GuardPlan) else compile_guard(
-            guard, etype, {k: type(v) for k, v in params.items()})
-        monitor = UpdateMonitor.of(rum)
-        state = self._do(lambda core: core.subscribe(etype, plan, params, on_event, rum=monitor))
+        """`rum`: an UpdateMonitor (or True / a dict of its knobs) for this subscription. The
+        arguments are checked as `eventpy.Node.subscribe` checks them; `guard` may also be a
+        GuardPlan already compiled (the replay compiles each distinct guard once)."""
+        try:
+            env, plan = checked_subscription(etype, guard, params, on_event, self.sim._plans)
+            monitor = UpdateMonitor.of(rum)
+        except (TypeError, ValueError) as e:  # GuardError is a ValueError
+            callers_mistake(e)
+            raise  # from the caller's line (runtime/_boundary.py)
+        state = self._do(lambda core: core.subscribe(etype, plan, env, on_event, rum=monitor))
         return SimSubscription(self, state)
 
     def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
@@ -136,12 +141,19 @@ class SimSubscription:
         self.client = client
         self.state = state
         self._settle_at: float | None = None  # a pending check of the update monitor
+        self._kinds = param_kinds(state.env)  # a parameter keeps its kind (as in eventpy.Subscription)
 
     @property
     def params(self) -> dict:
         return {k: v for k, v in self.state.env.items() if k != SUBSCRIBED_AT}
 
     def update(self, **params: Any) -> None:
+        """Change parameters, checked as `eventpy.Subscription.update` checks them."""
+        try:
+            params = checked_update(self.state.plan, self._kinds, params)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # from the caller's line (runtime/_boundary.py)
         old = self.state.values  # an update replaces the list, so this stays the old values
         changed = self.client._do(lambda core: core.update(self.state, params))
         if changed:

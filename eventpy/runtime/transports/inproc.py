@@ -69,6 +69,7 @@ class Simulation:
         self._ticks: dict[tuple[str, str], float] = {}  # (broker, "acks"|"evolve") -> next timer check
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
+        self._plans: dict = {}  # compiled guards by (text, type, parameter types): one compile each
         self.sent: Counter = Counter()  # (sending broker, kind) -> messages
         self.busy: Counter = Counter()  # broker -> service time spent, seconds
         self.busy_kind: Counter = Counter()  # (broker, message kind) -> service time spent, seconds
