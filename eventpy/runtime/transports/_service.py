@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..messages import Pub, Sub, Unsub, Upd
 
+# a broker's service time for a message: service(msg, what handling it sent, CPU time it took) -> seconds
+Service = Callable[[Any, list, float], float]
 
 @dataclass
 class CostModel:

@@ -150,8 +150,10 @@ class SimSubscription:
     def update(self, **params: Any) -> None:
         """Change parameters, checked as `eventpy.Subscription.update` checks them."""
         try:
+            if self.state.closed:
+                raise RuntimeError("the subscription is closed: it takes no more updates")
             params = checked_update(self.state.plan, self._kinds, params)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, RuntimeError) as e:
             callers_mistake(e)
             raise  # from the caller's line (runtime/_boundary.py)
         old = self.state.values  # an update replaces the list, so this stays the old values

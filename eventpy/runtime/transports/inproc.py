@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import time
 from collections import Counter, deque
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from .._boundary import callers_mistake
 from ..broker import DEFAULT_TTL, Broker
 from ..messages import Sub, Unsub, Upd
 from ..overlay import Topology
 from ..wire import encode
-from ._service import CostModel, Recorder, measured, nearest_rank
+from ._service import CostModel, Recorder, Service, measured, nearest_rank
+from ._sim_config import (ServiceTimeError, check_connected, check_delay, checked_service_time, known_brokers,
+                          link_delay_table, service_table)
 from ._simclient import SimClient, SimSubscription
 
 SUBSCRIPTION_MESSAGES = (Sub, Unsub, Upd)
@@ -49,22 +53,37 @@ class _Inbound:
 class Simulation:
     def __init__(self, topology: Topology, *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", link_delay: float = 1e-3,
-                 service: Callable[[Any, list, float], float] | None = None,
+                 service: Service | Mapping[str, Service] | None = None,
                  count_bytes: bool = False, evolve_horizon: float = 1.0, evolving_engine: str = "ves",
-                 cache_ttl: float = DEFAULT_TTL) -> None:
+                 cache_ttl: float = DEFAULT_TTL,
+                 link_delays: Mapping[tuple[str, str], float] | None = None) -> None:
+        """`link_delay`: seconds a message takes over a link (broker-broker, and broker-client
+        unless `client(delay=...)` says otherwise); `link_delays`: {(a, b): seconds} for the
+        broker links that differ (either order names the link). `service`: the time a broker
+        spends on a message, `service(msg, sends, cpu) -> seconds` (CostModel() by default,
+        `measured`, a Recorder), or {broker: such a callable} for brokers that differ (the others
+        get CostModel()). The brokers must form one tree: a part not linked to the rest would be
+        an overlay of its own, and no event could cross to it."""
+        try:
+            check_connected(topology)
+            self.link_delay = check_delay("link_delay", link_delay)
+            self._delays = link_delay_table(topology, link_delays)  # (from, to) -> seconds, where not link_delay
+            # the service of brokers `service` does not name, and broker -> its own
+            self.service, self._service = service_table(topology, service)
+            self.brokers: dict[str, Broker] = {
+                b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now,
+                          overlay_clock=lambda: self.now, evolve_horizon=evolve_horizon,
+                          evolving_engine=evolving_engine, cache_ttl=cache_ttl)
+                for b in topology.brokers}
+        except (TypeError, ValueError) as e:  # the researcher's configuration: said at their line
+            callers_mistake(e)
+            raise
         self.topology = topology
         self.mode = mode
-        self.link_delay = link_delay
-        self.service = service or CostModel()
         self.now = 0.0
         self._events: list[tuple[float, int, Callable[[], None], bool]] = []  # (t, seq, action, background)
         self._background = 0  # how many of them are background actions
         self._seq = itertools.count()
-        self.brokers: dict[str, Broker] = {
-            b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now,
-                      overlay_clock=lambda: self.now, evolve_horizon=evolve_horizon,
-                      evolving_engine=evolving_engine, cache_ttl=cache_ttl)
-            for b in topology.brokers}
         self.silenced: set[str] = set()  # brokers whose output is lost (a hung process)
         self._ticks: dict[tuple[str, str], float] = {}  # (broker, "acks"|"evolve") -> next timer check
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
@@ -82,11 +101,21 @@ class Simulation:
 
     # -- building --------------------------------------------------------------------------------------
     def client(self, name: str, broker: str, delay: float | None = None) -> SimClient:
-        if name in self.clients or name in self.brokers:
-            raise ValueError(f"node name {name!r} is taken")
-        if broker not in self.brokers:
-            raise ValueError(f"unknown broker {broker!r}")
-        c = SimClient(self, name, broker, self.link_delay if delay is None else delay, self.mode)
+        """Attach a client named `name` (unique among clients and brokers) to `broker`; `delay`:
+        seconds over its link, `link_delay` if None."""
+        try:
+            if name in self.clients:
+                raise ValueError(f"a client named {name!r} is already attached (to broker "
+                                 f"{self.clients[name].broker!r}); each client needs a name of its own")
+            if name in self.brokers:
+                raise ValueError(f"{name!r} names a broker; a client needs a name of its own")
+            if broker not in self.brokers:
+                raise ValueError(f"unknown broker {broker!r}; the brokers are {known_brokers(self.topology)}")
+            delay = self.link_delay if delay is None else check_delay("the client's delay", delay)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise
+        c = SimClient(self, name, broker, delay, self.mode)
         self.clients[name] = c
         self._emit(broker, self.brokers[broker].connect(name, "client"))
         return c
@@ -96,6 +125,8 @@ class Simulation:
         """Run `action` at virtual time t. A background action (a periodic timer: the evolving
         subscriptions' summaries) runs in time order with the rest but keeps nothing alive: the
         simulation is quiescent when only background actions are left."""
+        if not t < math.inf:  # (also NaN) the heap would never reach it, or lose its order
+            raise ValueError(f"an action must be scheduled at a finite time, not {t!r}")
         heapq.heappush(self._events, (max(t, self.now), next(self._seq), action, background))
         self._background += background
 
@@ -103,18 +134,22 @@ class Simulation:
         """Process events in time order until none but background ones is left (quiescence) or
         `until`."""
         n = 0
-        while len(self._events) > (0 if until is not None else self._background):
-            t, _, action, background = self._events[0]
-            if until is not None and t > until:
-                self.now = until
-                break
-            heapq.heappop(self._events)
-            self._background -= background
-            self.now = t
-            action()
-            n += 1
-            if n >= max_events:
-                raise RuntimeError("simulation did not settle (event budget exhausted)")
+        try:
+            while len(self._events) > (0 if until is not None else self._background):
+                t, _, action, background = self._events[0]
+                if until is not None and t > until:
+                    self.now = max(self.now, until)  # the clock never runs backwards
+                    break
+                heapq.heappop(self._events)
+                self._background -= background
+                self.now = t
+                action()
+                n += 1
+                if n >= max_events:
+                    raise RuntimeError("simulation did not settle (event budget exhausted)")
+        except ServiceTimeError as e:  # the caller's service model: said at the run() it called
+            callers_mistake(e)
+            raise
         return self.now
 
     def drain(self) -> float:
@@ -161,7 +196,9 @@ class Simulation:
         sends = self.brokers[broker].handle(link, msg)
         cpu = time.thread_time() - started
         ib.busy = True
-        spent = self.service(msg, sends, cpu)
+        spent = self._service.get(broker, self.service)(msg, sends, cpu)
+        if not (type(spent) is float or type(spent) is int) or not 0 <= spent < math.inf:
+            spent = checked_service_time(broker, msg, spent)
         self.busy[broker] += spent
         self.busy_kind[broker, type(msg).__name__] += spent
         done = self.now + spent
@@ -218,7 +255,7 @@ class Simulation:
                 if target in self.clients:
                     self.client_bytes[kind] += size
             if target in self.brokers:
-                when = self.now + self.link_delay
+                when = self.now + self._delays.get((src, target), self.link_delay)
                 self._inbound[target].queues.setdefault(src, deque()).append((when, msg))
                 self.at(when, lambda t=target: self._serve(t))
             else:
