@@ -89,7 +89,9 @@ class Simulation:
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
         self._plans: dict = {}  # compiled guards by (text, type, parameter types): one compile each
-        self.sent: Counter = Counter()  # (sending broker, kind) -> messages
+        # (sender, kind) -> messages: the sender is a broker, or a client (what its broker took from
+        # it); `messages` sums the brokers' only
+        self.sent: Counter = Counter()
         self.busy: Counter = Counter()  # broker -> service time spent, seconds
         self.busy_kind: Counter = Counter()  # (broker, message kind) -> service time spent, seconds
         self.sent_bytes: Counter | None = Counter() if count_bytes else None  # same keys, wire bytes
