@@ -106,3 +106,18 @@ def test_the_clock_never_runs_backwards_and_refuses_times_it_cannot_reach():
     for t in (math.nan, math.inf):
         with pytest.raises(ValueError, match="finite time"):
             sim.at(t, lambda: None)
+
+
+def test_scheduling_a_call_instead_of_a_callable_is_refused_at_the_call():
+    sim = Simulation(line(2))
+    pub = sim.client("pub", "b0")
+    with pytest.raises(TypeError, match="at\\(\\) runs a callable at time t, such as lambda") as info:
+        sim.at(1.0, pub.advertise(Q))  # advertise() ran now and returned None
+    assert raised_here(info)
+    with pytest.raises(TypeError, match="at\\(\\) takes a time in seconds, not str"):
+        sim.at("1s", lambda: None)
+
+
+def test_silencing_an_unknown_broker_is_refused():
+    with pytest.raises(ValueError, match="unknown broker 'b9'; the brokers are b0, b1"):
+        Simulation(line(2)).silence("b9")

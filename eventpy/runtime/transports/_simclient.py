@@ -171,7 +171,7 @@ class SimSubscription:
         if due is None or (self._settle_at is not None and self._settle_at <= due):
             return
         at = self._settle_at = max(due, sim.now)
-        sim.at(at, lambda: self._settle(at))
+        sim._at(at, lambda: self._settle(at))
 
     def _settle(self, at: float) -> None:
         """Back to exact values once the updates calm down (000 Fig. 10 lines 37-44)."""

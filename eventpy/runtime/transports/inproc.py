@@ -124,11 +124,24 @@ class Simulation:
 
     # -- the clock ---------------------------------------------------------------------------------------
     def at(self, t: float, action: Callable[[], None], background: bool = False) -> None:
-        """Run `action` at virtual time t. A background action (a periodic timer: the evolving
-        subscriptions' summaries) runs in time order with the rest but keeps nothing alive: the
-        simulation is quiescent when only background actions are left."""
-        if not t < math.inf:  # (also NaN) the heap would never reach it, or lose its order
-            raise ValueError(f"an action must be scheduled at a finite time, not {t!r}")
+        """Run `action()` at virtual time t (a time already past: now). A background action (a
+        periodic timer: the evolving subscriptions' summaries) runs in time order with the rest but
+        keeps nothing alive: the simulation is quiescent when only background actions are left."""
+        try:
+            if not callable(action):  # `sim.at(t, pub.publish(...))` publishes now and schedules None
+                raise TypeError(f"at() runs a callable at time t, such as lambda: pub.publish(...), "
+                                f"not {type(action).__name__} {action!r}")
+            if isinstance(t, bool) or not isinstance(t, (int, float)):
+                raise TypeError(f"at() takes a time in seconds, not {type(t).__name__} {t!r}")
+            if not t < math.inf:  # (also NaN) the heap would never reach it, or lose its order
+                raise ValueError(f"an action must be scheduled at a finite time, not {t!r}")
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise
+        self._at(t, action, background)
+
+    def _at(self, t: float, action: Callable[[], None], background: bool = False) -> None:
+        """`at` for the simulator's own actions, whose times are finite by construction."""
         heapq.heappush(self._events, (max(t, self.now), next(self._seq), action, background))
         self._background += background
 
@@ -166,7 +179,7 @@ class Simulation:
 
     # -- brokers as single servers -----------------------------------------------------------------------
     def _offer(self, broker: str, link: Any, when: float) -> None:
-        self.at(when, lambda: self._serve(broker))
+        self._at(when, lambda: self._serve(broker))
 
     def _serve(self, broker: str) -> None:
         ib = self._inbound[broker]
@@ -214,11 +227,13 @@ class Simulation:
             self._schedule_tick(broker)
             self._serve(broker)
 
-        self.at(done, finish)
+        self._at(done, finish)
 
     def silence(self, broker: str) -> None:
         """From now on `broker` keeps working but nothing it sends arrives (a hung process, as
         seen by its neighbours); used to test acknowledgement timeouts."""
+        if broker not in self.brokers:
+            raise ValueError(f"unknown broker {broker!r}; the brokers are {known_brokers(self.topology)}")
         self.silenced.add(broker)
 
     def _schedule_tick(self, broker: str) -> None:
@@ -240,7 +255,7 @@ class Simulation:
                 self._emit(broker, self.brokers[broker].tick(self.now))
                 self._schedule_tick(broker)
 
-            self.at(due, tick, background=kind == "evolve")
+            self._at(due, tick, background=kind == "evolve")
 
     def _emit(self, src: str, sends: list) -> None:
         if src in self.silenced:
@@ -259,10 +274,10 @@ class Simulation:
             if target in self.brokers:
                 when = self.now + self._delays.get((src, target), self.link_delay)
                 self._inbound[target].queues.setdefault(src, deque()).append((when, msg))
-                self.at(when, lambda t=target: self._serve(t))
+                self._at(when, lambda t=target: self._serve(t))
             else:
                 client = self.clients[target]
-                self.at(self.now + client.delay, lambda c=client, m=msg: c._receive(m))
+                self._at(self.now + client.delay, lambda c=client, m=msg: c._receive(m))
 
     # -- measurements -----------------------------------------------------------------------------------
     def subscription_messages(self) -> int:
