@@ -66,6 +66,7 @@ def raised_here(info: pytest.ExceptionInfo) -> bool:
     (lambda: Simulation(line(2)).client("c", "b7"), ValueError, "unknown broker 'b7'; the brokers are b0, b1"),
     (lambda: Simulation(line(2)).client("c", "b0", delay=-1.0), ValueError, "the client's delay must be"),
     (lambda: Simulation(line(2)).client("b1", "b0"), ValueError, "'b1' names a broker"),
+    (lambda: Simulation(line(2), evolve_horizon="1"), ValueError, "the evolution horizon must be above 0 s, not '1'"),
     (lambda: tree(5, fanout=0), TopologyError, "fanout .* at least 1, not 0"),
     (lambda: make_topology("ring", 3), TopologyError, "unknown topology 'ring'"),
     (lambda: star(0), TopologyError, "at least one broker"),
