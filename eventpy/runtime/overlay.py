@@ -30,6 +30,17 @@ class Topology:
             raise
 
     def _check(self) -> None:
+        if isinstance(self.brokers, str) or not all(isinstance(b, str) and b for b in self.brokers):
+            raise TopologyError(f"brokers is a sequence of broker names, such as (\"b0\", \"b1\"), "
+                                f"not {self.brokers!r}")
+        if not self.brokers:
+            raise TopologyError("an overlay needs at least one broker")
+        for link in self.links:
+            if isinstance(link, str) or len(link) != 2:
+                raise TopologyError(f"a link names two brokers, such as (\"b0\", \"b1\"), not {link!r}")
+        # lists given for tuples: kept as tuples, so that the topology is hashable as it says
+        object.__setattr__(self, "brokers", tuple(self.brokers))
+        object.__setattr__(self, "links", tuple(tuple(link) for link in self.links))
         known = set(self.brokers)
         if len(known) != len(self.brokers):
             raise TopologyError("broker names must be unique")

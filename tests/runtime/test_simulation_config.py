@@ -67,6 +67,9 @@ def raised_here(info: pytest.ExceptionInfo) -> bool:
     (lambda: Simulation(line(2)).client("c", "b0", delay=-1.0), ValueError, "the client's delay must be"),
     (lambda: Simulation(line(2)).client("b1", "b0"), ValueError, "'b1' names a broker"),
     (lambda: Simulation(line(2), evolve_horizon="1"), ValueError, "the evolution horizon must be above 0 s, not '1'"),
+    (lambda: Topology("ab", ()), TopologyError, "brokers is a sequence of broker names"),
+    (lambda: Topology((), ()), TopologyError, "at least one broker"),
+    (lambda: Topology(("a", "b"), (("a", "b", "c"),)), TopologyError, "a link names two brokers"),
     (lambda: tree(5, fanout=0), TopologyError, "fanout .* at least 1, not 0"),
     (lambda: make_topology("ring", 3), TopologyError, "unknown topology 'ring'"),
     (lambda: star(0), TopologyError, "at least one broker"),
@@ -122,3 +125,9 @@ def test_scheduling_a_call_instead_of_a_callable_is_refused_at_the_call():
 def test_silencing_an_unknown_broker_is_refused():
     with pytest.raises(ValueError, match="unknown broker 'b9'; the brokers are b0, b1"):
         Simulation(line(2)).silence("b9")
+
+
+def test_a_topology_given_as_lists_runs_and_is_hashable():
+    topology = Topology(["a", "b"], [["a", "b"]])
+    assert hash(topology) == hash(Topology(("a", "b"), (("a", "b"),)))
+    assert latency_over(Simulation(topology, link_delay=0.001, service=FREE), "a", "b") == pytest.approx(0.001)
