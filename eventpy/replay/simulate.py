@@ -79,6 +79,10 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         c.latencies.clear()
 
     t0 = sim.now
+    # updates first: at one instant, actions run in the order they were scheduled, and an update
+    # at t is in force for an event published at t (eventpy.replay.truth)
+    for t, sid, params in trace.updates:
+        sim.at(t0 + t, lambda h=handles[sid], p=params: h.update(**p))
     for t, eid, pub, et, vals in trace.events:
         etype = trace.types[et]
         attrs = dict(zip(etype.attrs, vals))
@@ -87,8 +91,6 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
             eid_of[client.publish(etype, **attrs)] = eid
 
         sim.at(t0 + t, publish)
-    for t, sid, params in trace.updates:
-        sim.at(t0 + t, lambda h=handles[sid], p=params: h.update(**p))
     sim.run()
 
     metrics = sim.metrics()

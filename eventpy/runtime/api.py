@@ -15,19 +15,19 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping as _MappingABC
 from typing import Any, Callable, Mapping
 
-from ..guards import SUBSCRIBED_AT, compile_guard
+from ..guards import SUBSCRIBED_AT
 from ._boundary import callers_mistake
 from ._connect_args import _broker_address, _check_connect_args, rum_from_env
 from ._executor import _here
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain, unreachable
 from ._settler import Settler
+from ._sub_args import checked_subscription, checked_update, param_kinds
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import SchemaRefused, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
-from ._params import KIND_NAMES, answer_budget, check_members, check_timeout, check_value_range, freeze, param_kind, param_type, short
+from ._params import answer_budget, check_timeout, freeze
 from ._lang_objects import _forget_default, default_node, set_default_node
 from .lang import nodes_left_by, subscriptions_of
 from .model import Event, EventType
@@ -53,7 +53,7 @@ class Subscription:
         self._node = node
         self._state = state
         # the program's parameters (not the subscription time elapsed() counts from, set by the client)
-        self._kinds = {k: param_kind(v) for k, v in state.env.items() if k != SUBSCRIBED_AT}
+        self._kinds = param_kinds(state.env)
 
     @property
     def event_type(self) -> EventType:
@@ -77,18 +77,7 @@ class Subscription:
 
     def check(self, **params: Any) -> None:
         """Raise TypeError (or ValueError: too large to send) if `update(**params)` would; nothing is sent."""
-        frozen = {}
-        for k, v in params.items():
-            kind = self._kinds.get(k)
-            if kind is None:
-                raise TypeError(f"unknown parameter {k!r}; this subscription has "
-                                f"{', '.join(self._kinds) or 'no parameters'}")
-            if param_kind(v) != kind:
-                raise TypeError(f"parameter {k!r} must stay {KIND_NAMES[kind]}, got {type(v).__name__} {short(v)}")
-            frozen[k] = f = freeze(v)
-            check_value_range(k, f)  # before it is stored (the language checks a field so)
-            if kind == "set":
-                check_members(self._state.plan, k, f)
+        frozen = checked_update(self._state.plan, self._kinds, params)
         if self._node._max_frame is not None:  # after the kinds: the variables are computed from them
             # one UPD carries the variables they change (a SUB with all of them, in resub mode)
             env = {**self._state.env, **frozen}
@@ -189,19 +178,10 @@ class Node:
 
     def _checked(self, etype: Any, guard: Any, params: Any, on_event: Any) -> tuple[dict[str, Any], Any]:
         """`subscribe`'s arguments: the frozen parameters and the compiled guard, or the error."""
-        if not isinstance(guard, str):
+        if not isinstance(guard, str):  # (a GuardPlan is for code generated from .epy: _subscribe_plan)
             raise TypeError(f"the guard is the text of a condition, such as \"price < limit\", not a "
                             f"{type(guard).__name__}")
-        if params is not None and not isinstance(params, _MappingABC):
-            raise TypeError(f"params is a mapping of parameter names to values, not a {type(params).__name__}")
-        if on_event is not None and not callable(on_event):
-            raise TypeError("on_event must be callable")
-        env = {k: freeze(v) for k, v in (params or {}).items()}
-        plan = compile_guard(guard, etype, {k: param_type(v) for k, v in env.items()})
-        for k, v in env.items():  # (the language checks its fields so before it subscribes)
-            check_value_range(k, v)
-            check_members(plan, k, v)
-        return env, plan
+        return checked_subscription(etype, guard, params, on_event)
 
     def _subscribe_plan(self, etype: EventType, plan: Any, env: Mapping[str, Any],
                         on_event: Callable[[Event], Any] | None, group: Any = None,

@@ -3,8 +3,12 @@ configuration with a cycle is refused with a message that names the cycle."""
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ._boundary import callers_mistake
 
 
 class TopologyError(ValueError):
@@ -19,6 +23,24 @@ class Topology:
     _adj: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        try:
+            self._check()
+        except TopologyError as e:  # the caller's configuration: said at their line
+            callers_mistake(e)
+            raise
+
+    def _check(self) -> None:
+        if isinstance(self.brokers, str) or not all(isinstance(b, str) and b for b in self.brokers):
+            raise TopologyError(f"brokers is a sequence of broker names, such as (\"b0\", \"b1\"), "
+                                f"not {self.brokers!r}")
+        if not self.brokers:
+            raise TopologyError("an overlay needs at least one broker")
+        for link in self.links:
+            if isinstance(link, str) or len(link) != 2:
+                raise TopologyError(f"a link names two brokers, such as (\"b0\", \"b1\"), not {link!r}")
+        # lists given for tuples: kept as tuples, so that the topology is hashable as it says
+        object.__setattr__(self, "brokers", tuple(self.brokers))
+        object.__setattr__(self, "links", tuple(tuple(link) for link in self.links))
         known = set(self.brokers)
         if len(known) != len(self.brokers):
             raise TopologyError("broker names must be unique")
@@ -93,27 +115,45 @@ def _path(adj: dict, a: str, b: str) -> list[str]:
     return out[::-1]
 
 
+def _said_at_the_call(make: Callable[..., Topology]) -> Callable[..., Topology]:
+    """A TopologyError of a topology maker is the caller's mistake: raised from their line."""
+    @functools.wraps(make)
+    def call(*args: Any, **kwargs: Any) -> Topology:
+        try:
+            return make(*args, **kwargs)
+        except TopologyError as e:
+            callers_mistake(e)
+            raise
+    return call
+
+
 def _names(n: int) -> tuple[str, ...]:
     if n < 1:
         raise TopologyError("an overlay needs at least one broker")
     return tuple(f"b{i}" for i in range(n))
 
 
+@_said_at_the_call
 def line(n: int) -> Topology:
     b = _names(n)
     return Topology(b, tuple(zip(b, b[1:])), "line")
 
 
+@_said_at_the_call
 def star(n: int) -> Topology:
     b = _names(n)
     return Topology(b, tuple((b[0], x) for x in b[1:]), "star")
 
 
+@_said_at_the_call
 def tree(n: int, fanout: int = 2) -> Topology:
+    if isinstance(fanout, bool) or not isinstance(fanout, int) or fanout < 1:
+        raise TopologyError(f"a tree's fanout is the number of children of a broker, at least 1, not {fanout!r}")
     b = _names(n)
     return Topology(b, tuple((b[(i - 1) // fanout], b[i]) for i in range(1, n)), "tree")
 
 
+@_said_at_the_call
 def random_tree(n: int, seed: int = 0) -> Topology:
     """A random acyclic, non-hierarchical overlay: each broker links to a random earlier one."""
     rng = random.Random(seed)
@@ -124,6 +164,7 @@ def random_tree(n: int, seed: int = 0) -> Topology:
 TOPOLOGIES = {"line": line, "star": star, "tree": tree, "random": random_tree}
 
 
+@_said_at_the_call
 def make_topology(kind: str, n: int, seed: int = 0) -> Topology:
     if kind == "random":
         return random_tree(n, seed)

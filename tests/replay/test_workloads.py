@@ -136,3 +136,14 @@ def test_every_setting_a_generator_reads_is_declared_with_its_type_and_range():
         source = inspect.getsource(inspect.getmodule(make))
         read = set(re.findall(r'option\(s, "(\w+)"', source)) | set(re.findall(r'"(subscribers)" in s', source))
         assert read == set(SETTINGS[name]), name
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"update_rte": 50.0}, "micro has no setting 'update_rte'; it takes"),
+    ({"update_rate": -5.0}, "micro: update_rate must be >= 0"),
+    ({"subscribers": 0}, "micro: subscribers must be >= 1"),
+])
+def test_generate_called_from_python_checks_its_settings_as_a_replay_file_does(settings, message):
+    # a misspelled setting made a trace with the default (no updates at all), silently
+    with pytest.raises(ValueError, match=message):
+        generate("micro", 1, settings)

@@ -32,11 +32,16 @@ def check_settings(name: str, settings: dict[str, Any]) -> None:
 
 
 def generate(name: str, seed: int, settings: dict[str, Any] | None = None) -> Trace:
+    """The trace of workload `name` for `seed`; `settings` are the generator's (its docstring,
+    SETTINGS), checked as a replay file's [workload] table is: a misspelled one (`update_rte`)
+    or a value out of range is a ValueError, not a trace made with the default."""
     try:
         make = WORKLOADS[name]
     except KeyError:
         raise ValueError(f"unknown workload {name!r}; one of {', '.join(WORKLOADS)}") from None
-    trace = make(int(seed), dict(settings or {}))
+    settings = dict(settings or {})
+    check_settings(name, settings)
+    trace = make(int(seed), settings)
     trace.check()
     return trace
 

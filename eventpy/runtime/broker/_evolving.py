@@ -73,7 +73,7 @@ def choose_engine(engine: str, cache_ttl: float, index_evolving: bool | None) ->
 
 class EvolvingHulls:
     def __init__(self, horizon: float, overlay_clock: Callable[[], float]) -> None:
-        if not horizon > 0:
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not horizon > 0:
             raise ValueError(f"the evolution horizon must be above 0 s, not {horizon!r}")
         self.horizon = horizon
         self.overlay_clock = overlay_clock  # the clock of publication times (Pub.time)

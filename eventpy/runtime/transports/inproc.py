@@ -12,88 +12,24 @@ at the virtual time of delivery. The same `Broker` and `ClientCore` objects as e
 from __future__ import annotations
 
 import heapq
-import math
 import itertools
+import math
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ...guards import SUBSCRIBED_AT, GuardPlan, compile_guard
 from .._boundary import callers_mistake
 from ..broker import DEFAULT_TTL, Broker
-from ..client import ClientCore, SubscriptionState, UpdateMonitor
-from ..messages import Flush, FlushAck, Pub, Sub, Unsub, Upd
-from ..model import Event, EventType
+from ..messages import Sub, Unsub, Upd
 from ..overlay import Topology
 from ..wire import encode
+from ._service import CostModel, Recorder, Service, measured, nearest_rank
+from ._sim_config import (ServiceTimeError, check_connected, check_delay, checked_service_time, known_brokers,
+                          link_delay_table, service_table)
+from ._simclient import SimClient, SimSubscription
 
 SUBSCRIPTION_MESSAGES = (Sub, Unsub, Upd)
-
-
-@dataclass
-class CostModel:
-    """Service time of a broker per message, in seconds (deterministic)."""
-
-    pub: float = 20e-6
-    per_forward: float = 2e-6
-    sub: float = 60e-6
-    unsub: float = 50e-6
-    upd: float = 10e-6
-    other: float = 5e-6
-
-    def __call__(self, msg: Any, sends: list, cpu: float) -> float:
-        kind = type(msg)
-        if kind is Pub:
-            return self.pub + self.per_forward * len(sends)
-        if kind is Sub:
-            return self.sub
-        if kind is Unsub:
-            return self.unsub
-        if kind is Upd:
-            return self.upd
-        return self.other
-
-
-def measured(msg: Any, sends: list, cpu: float) -> float:
-    """Service time = the CPU time the broker really spent (not reproducible run to run)."""
-    return cpu
-
-
-class Recorder:
-    """Measured service times, kept per message kind, to fit a CostModel to (`calibrate`)."""
-
-    def __init__(self) -> None:
-        self.samples: dict[str, list[tuple[int, float]]] = {}
-
-    def __call__(self, msg: Any, sends: list, cpu: float) -> float:
-        self.samples.setdefault(type(msg).__name__, []).append((len(sends), cpu))
-        return cpu
-
-    def calibrate(self) -> CostModel:
-        """A deterministic cost model with this run's costs: PUB as a base plus a cost per
-        message sent (least squares), every other kind its median."""
-        import numpy as np
-
-        def median(kind: str, default: float) -> float:
-            xs = [c for _, c in self.samples.get(kind, ())]
-            return float(np.median(xs)) if xs else default
-
-        base = CostModel()
-        pub, per = base.pub, base.per_forward
-        pubs = self.samples.get("Pub", [])
-        if len({n for n, _ in pubs}) > 1:
-            a = np.array([[1.0, n] for n, _ in pubs])
-            (pub, per), *_ = np.linalg.lstsq(a, np.array([c for _, c in pubs]), rcond=None)
-            pub, per = max(float(pub), 0.0), max(float(per), 0.0)
-        elif pubs:
-            pub = median("Pub", pub)
-            per = 0.0
-        others = [c for kind, xs in self.samples.items() if kind not in ("Pub", "Sub", "Unsub", "Upd")
-                  for _, c in xs]
-        return CostModel(pub=pub, per_forward=per, sub=median("Sub", base.sub), unsub=median("Unsub", base.unsub),
-                         upd=median("Upd", base.upd),
-                         other=float(np.median(others)) if others else base.other)
+__all__ = ["CostModel", "Recorder", "SimClient", "SimSubscription", "Simulation", "measured", "nearest_rank"]
 
 
 class _Inbound:
@@ -114,194 +50,48 @@ class _Inbound:
         self.tick_due = False
 
 
-def nearest_rank(sorted_values: list[float], q: float) -> float:
-    """The q-quantile of sorted values by nearest rank: the smallest value that at least a share q
-    of them do not exceed; nan for none. Index int(n * q) was one rank high: the p99 of 100
-    latencies was their maximum."""
-    if not sorted_values:
-        return float("nan")
-    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
-
-
-_VERSIONS = 128  # earlier values kept per subscription for 000 §8.1 (c)'s spurious events
-
-
-class SimClient:
-    """A client node in the simulation; its API mirrors `eventpy.Node`."""
-
-    def __init__(self, sim: "Simulation", name: str, broker: str, delay: float, mode: str) -> None:
-        self.sim = sim
-        self.name = name
-        self.broker = broker
-        self.delay = delay
-        self.core = ClientCore(name, mode=mode, clock=lambda: sim.now)
-        self.times: deque[float] = deque()  # enqueue time of each outbox entry
-        self.delays: list[float] = []  # update delays (000 §8.1 (a)) observed here
-        self.latencies: list[float] = []
-        self._open: dict[int, list[tuple[float, list]]] = {}  # id(state) -> pending delay probes
-        # 000 §8.1 (c): "if a subscriber changes its subscription Φ to Φ' at t0, spurious events
-        # are those matching Φ but not Φ' and received by the client after t0 and filtered out
-        # locally". Each subscription's earlier values (the last _VERSIONS of them) are kept; an
-        # event the local filter drops counts if one of them admits it. The core's `spurious`
-        # counts every event the filter drops, also those only an update monitor's approximation
-        # (wider than any value the subscription had) let through.
-        self._before: dict[int, deque] = {}  # id(state) -> its values before each update, newest last
-        self.spurious_updates = 0
-
-    # -- API -----------------------------------------------------------------------------------------
-    def subscribe(self, etype: EventType, guard: str | GuardPlan, params: Mapping[str, Any] | None = None,
-                  on_event: Callable[[Event], Any] | None = None, rum: Any = None) -> "SimSubscription":
-        """`rum`: an UpdateMonitor (or True / a dict of its knobs) for this subscription."""
-        params = dict(params or {})
-        plan = guard if isinstance(guard, GuardPlan) else compile_guard(
-            guard, etype, {k: type(v) for k, v in params.items()})
-        monitor = UpdateMonitor.of(rum)
-        state = self._do(lambda core: core.subscribe(etype, plan, params, on_event, rum=monitor))
-        return SimSubscription(self, state)
-
-    def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
-        """Publish now; returns the event's identity (origin, sequence number)."""
-        try:
-            values = etype.values_from(attrs)
-        except (TypeError, ValueError) as e:
-            callers_mistake(e)
-            raise  # from the caller's line (runtime/_boundary.py)
-        return self.name, self._do(lambda core: core.publish(etype, values))
-
-    def advertise(self, etype: EventType) -> None:
-        self._do(lambda core: core.advertise(etype))
-
-    def unadvertise(self, etype: EventType) -> None:
-        """No more events of this type from here (a publisher leaving); `publish` advertises again."""
-        self._do(lambda core: core.unadvertise(etype.name))
-
-    def request_ack(self, budget: float) -> tuple:
-        """Ask for a cascading acknowledgement of the changes sent so far; after `run()`,
-        `core.acked[token]` is "" (every broker applied them) or the brokers that did not answer."""
-        return self._do(lambda core: core.request_ack(budget))
-
-    # -- plumbing --------------------------------------------------------------------------------------
-    def _do(self, action: Callable[[ClientCore], Any]) -> Any:
-        before = len(self.core.outbox)
-        result = action(self.core)
-        now = self.sim.now
-        for _ in range(len(self.core.outbox) - before):
-            self.times.append(now)
-        if len(self.core.outbox) > before:
-            self.sim._inbound[self.broker].ready[self.name] = self
-            self.sim._offer(self.broker, self.name, now + self.delay)
-        return result
-
-    def _take(self) -> tuple[float, Any] | None:
-        if not self.core.outbox:
-            return None
-        t = self.times.popleft()
-        return t + self.delay, self.core.take(1)[0]
-
-    def _head_time(self) -> float | None:
-        return self.times[0] + self.delay if self.times else None
-
-    def _receive(self, msg: Any) -> None:
-        kind = type(msg)
-        if kind is Flush:  # callbacks run inline: everything before the flush is delivered
-            self._do(lambda core: core.flush_ack(msg.token))
-            return
-        if kind is FlushAck:
-            self.sim._acked.add(msg.token)
-            return
-        now = self.sim.now
-        for state, ev in self.core.receive(msg):
-            if not self.core.deliver(state, ev):
-                before = self._before.get(id(state))
-                if before and not state.closed and any(state.plan.holds(ev.values, old, ev._meta[2])
-                                                       for old in reversed(before)):
-                    self.spurious_updates += 1
-                continue
-            origin, seq, t_pub = ev._meta
-            self.latencies.append(now - t_pub)
-            probes = self._open.get(id(state))
-            if probes:
-                keep = []
-                for t0, old in probes:
-                    if t_pub >= t0 and not state.plan.holds(ev.values, old, t_pub):
-                        self.delays.append(now - t0)
-                    else:
-                        keep.append((t0, old))
-                self._open[id(state)] = keep
-            if state.on_event is not None:
-                state.on_event(ev)
-
-    def _updated(self, state: SubscriptionState, old: list) -> None:
-        # Delay (000 §8.1 (a)): from this update to the first event that matches the new
-        # subscription but not the old one. A later update supersedes the probe.
-        self._open[id(state)] = [(self.sim.now, old)]
-        self._before.setdefault(id(state), deque(maxlen=_VERSIONS)).append(old)
-
-
-class SimSubscription:
-    def __init__(self, client: SimClient, state: SubscriptionState) -> None:
-        self.client = client
-        self.state = state
-        self._settle_at: float | None = None  # a pending check of the update monitor
-
-    @property
-    def params(self) -> dict:
-        return {k: v for k, v in self.state.env.items() if k != SUBSCRIBED_AT}
-
-    def update(self, **params: Any) -> None:
-        old = self.state.values  # an update replaces the list, so this stays the old values
-        changed = self.client._do(lambda core: core.update(self.state, params))
-        if changed:
-            self.client._updated(self.state, old)
-        if self.state.monitor is not None:
-            self._settle_later()
-
-    def _settle_later(self) -> None:
-        """Check again when the monitor's rate can have fallen below freq_approx (its `due`), or
-        sooner if a check is already pending for an earlier time."""
-        sim = self.client.sim
-        due = self.client.core.settle_due(self.state)
-        if due is None or (self._settle_at is not None and self._settle_at <= due):
-            return
-        at = self._settle_at = max(due, sim.now)
-        sim.at(at, lambda: self._settle(at))
-
-    def _settle(self, at: float) -> None:
-        """Back to exact values once the updates calm down (000 Fig. 10 lines 37-44)."""
-        if at != self._settle_at:  # superseded by an earlier check
-            return
-        self._settle_at = None
-        self.client._do(lambda core: core.settle(self.state))
-        self._settle_later()
-
-    def close(self) -> None:
-        self.client._do(lambda core: core.unsubscribe(self.state))
-
-
 class Simulation:
     def __init__(self, topology: Topology, *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", link_delay: float = 1e-3,
-                 service: Callable[[Any, list, float], float] | None = None,
+                 service: Service | Mapping[str, Service] | None = None,
                  count_bytes: bool = False, evolve_horizon: float = 1.0, evolving_engine: str = "ves",
-                 cache_ttl: float = DEFAULT_TTL) -> None:
+                 cache_ttl: float = DEFAULT_TTL,
+                 link_delays: Mapping[tuple[str, str], float] | None = None) -> None:
+        """`link_delay`: seconds a message takes over a link (broker-broker, and broker-client
+        unless `client(delay=...)` says otherwise); `link_delays`: {(a, b): seconds} for the
+        broker links that differ (either order names the link). `service`: the time a broker
+        spends on a message, `service(msg, sends, cpu) -> seconds` (CostModel() by default,
+        `measured`, a Recorder), or {broker: such a callable} for brokers that differ (the others
+        get CostModel()). The brokers must form one tree: a part not linked to the rest would be
+        an overlay of its own, and no event could cross to it."""
+        try:
+            check_connected(topology)
+            self.link_delay = check_delay("link_delay", link_delay)
+            self._delays = link_delay_table(topology, link_delays)  # (from, to) -> seconds, where not link_delay
+            # the service of brokers `service` does not name, and broker -> its own
+            self.service, self._service = service_table(topology, service)
+            self.brokers: dict[str, Broker] = {
+                b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now,
+                          overlay_clock=lambda: self.now, evolve_horizon=evolve_horizon,
+                          evolving_engine=evolving_engine, cache_ttl=cache_ttl)
+                for b in topology.brokers}
+        except (TypeError, ValueError) as e:  # the researcher's configuration: said at their line
+            callers_mistake(e)
+            raise
         self.topology = topology
         self.mode = mode
-        self.link_delay = link_delay
-        self.service = service or CostModel()
         self.now = 0.0
         self._events: list[tuple[float, int, Callable[[], None], bool]] = []  # (t, seq, action, background)
         self._background = 0  # how many of them are background actions
         self._seq = itertools.count()
-        self.brokers: dict[str, Broker] = {
-            b: Broker(b, mode=mode, matcher=matcher, summary=summary, clock=lambda: self.now,
-                      overlay_clock=lambda: self.now, evolve_horizon=evolve_horizon,
-                      evolving_engine=evolving_engine, cache_ttl=cache_ttl)
-            for b in topology.brokers}
         self.silenced: set[str] = set()  # brokers whose output is lost (a hung process)
         self._ticks: dict[tuple[str, str], float] = {}  # (broker, "acks"|"evolve") -> next timer check
         self._inbound: dict[str, _Inbound] = {b: _Inbound() for b in topology.brokers}
         self.clients: dict[str, SimClient] = {}
-        self.sent: Counter = Counter()  # (sending broker, kind) -> messages
+        self._plans: dict = {}  # compiled guards by (text, type, parameter types): one compile each
+        # (sender, kind) -> messages: the sender is a broker, or a client (what its broker took from
+        # it); `messages` sums the brokers' only
+        self.sent: Counter = Counter()
         self.busy: Counter = Counter()  # broker -> service time spent, seconds
         self.busy_kind: Counter = Counter()  # (broker, message kind) -> service time spent, seconds
         self.sent_bytes: Counter | None = Counter() if count_bytes else None  # same keys, wire bytes
@@ -313,20 +103,45 @@ class Simulation:
 
     # -- building --------------------------------------------------------------------------------------
     def client(self, name: str, broker: str, delay: float | None = None) -> SimClient:
-        if name in self.clients or name in self.brokers:
-            raise ValueError(f"node name {name!r} is taken")
-        if broker not in self.brokers:
-            raise ValueError(f"unknown broker {broker!r}")
-        c = SimClient(self, name, broker, self.link_delay if delay is None else delay, self.mode)
+        """Attach a client named `name` (unique among clients and brokers) to `broker`; `delay`:
+        seconds over its link, `link_delay` if None."""
+        try:
+            if name in self.clients:
+                raise ValueError(f"a client named {name!r} is already attached (to broker "
+                                 f"{self.clients[name].broker!r}); each client needs a name of its own")
+            if name in self.brokers:
+                raise ValueError(f"{name!r} names a broker; a client needs a name of its own")
+            if broker not in self.brokers:
+                raise ValueError(f"unknown broker {broker!r}; the brokers are {known_brokers(self.topology)}")
+            delay = self.link_delay if delay is None else check_delay("the client's delay", delay)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise
+        c = SimClient(self, name, broker, delay, self.mode)
         self.clients[name] = c
         self._emit(broker, self.brokers[broker].connect(name, "client"))
         return c
 
     # -- the clock ---------------------------------------------------------------------------------------
     def at(self, t: float, action: Callable[[], None], background: bool = False) -> None:
-        """Run `action` at virtual time t. A background action (a periodic timer: the evolving
-        subscriptions' summaries) runs in time order with the rest but keeps nothing alive: the
-        simulation is quiescent when only background actions are left."""
+        """Run `action()` at virtual time t (a time already past: now). A background action (a
+        periodic timer: the evolving subscriptions' summaries) runs in time order with the rest but
+        keeps nothing alive: the simulation is quiescent when only background actions are left."""
+        try:
+            if not callable(action):  # `sim.at(t, pub.publish(...))` publishes now and schedules None
+                raise TypeError(f"at() runs a callable at time t, such as lambda: pub.publish(...), "
+                                f"not {type(action).__name__} {action!r}")
+            if isinstance(t, bool) or not isinstance(t, (int, float)):
+                raise TypeError(f"at() takes a time in seconds, not {type(t).__name__} {t!r}")
+            if not t < math.inf:  # (also NaN) the heap would never reach it, or lose its order
+                raise ValueError(f"an action must be scheduled at a finite time, not {t!r}")
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise
+        self._at(t, action, background)
+
+    def _at(self, t: float, action: Callable[[], None], background: bool = False) -> None:
+        """`at` for the simulator's own actions, whose times are finite by construction."""
         heapq.heappush(self._events, (max(t, self.now), next(self._seq), action, background))
         self._background += background
 
@@ -334,18 +149,22 @@ class Simulation:
         """Process events in time order until none but background ones is left (quiescence) or
         `until`."""
         n = 0
-        while len(self._events) > (0 if until is not None else self._background):
-            t, _, action, background = self._events[0]
-            if until is not None and t > until:
-                self.now = until
-                break
-            heapq.heappop(self._events)
-            self._background -= background
-            self.now = t
-            action()
-            n += 1
-            if n >= max_events:
-                raise RuntimeError("simulation did not settle (event budget exhausted)")
+        try:
+            while len(self._events) > (0 if until is not None else self._background):
+                t, _, action, background = self._events[0]
+                if until is not None and t > until:
+                    self.now = max(self.now, until)  # the clock never runs backwards
+                    break
+                heapq.heappop(self._events)
+                self._background -= background
+                self.now = t
+                action()
+                n += 1
+                if n >= max_events:
+                    raise RuntimeError("simulation did not settle (event budget exhausted)")
+        except ServiceTimeError as e:  # the caller's service model: said at the run() it called
+            callers_mistake(e)
+            raise
         return self.now
 
     def drain(self) -> float:
@@ -360,7 +179,7 @@ class Simulation:
 
     # -- brokers as single servers -----------------------------------------------------------------------
     def _offer(self, broker: str, link: Any, when: float) -> None:
-        self.at(when, lambda: self._serve(broker))
+        self._at(when, lambda: self._serve(broker))
 
     def _serve(self, broker: str) -> None:
         ib = self._inbound[broker]
@@ -392,7 +211,9 @@ class Simulation:
         sends = self.brokers[broker].handle(link, msg)
         cpu = time.thread_time() - started
         ib.busy = True
-        spent = self.service(msg, sends, cpu)
+        spent = self._service.get(broker, self.service)(msg, sends, cpu)
+        if not (type(spent) is float or type(spent) is int) or not 0 <= spent < math.inf:
+            spent = checked_service_time(broker, msg, spent)
         self.busy[broker] += spent
         self.busy_kind[broker, type(msg).__name__] += spent
         done = self.now + spent
@@ -406,11 +227,13 @@ class Simulation:
             self._schedule_tick(broker)
             self._serve(broker)
 
-        self.at(done, finish)
+        self._at(done, finish)
 
     def silence(self, broker: str) -> None:
         """From now on `broker` keeps working but nothing it sends arrives (a hung process, as
         seen by its neighbours); used to test acknowledgement timeouts."""
+        if broker not in self.brokers:
+            raise ValueError(f"unknown broker {broker!r}; the brokers are {known_brokers(self.topology)}")
         self.silenced.add(broker)
 
     def _schedule_tick(self, broker: str) -> None:
@@ -432,7 +255,7 @@ class Simulation:
                 self._emit(broker, self.brokers[broker].tick(self.now))
                 self._schedule_tick(broker)
 
-            self.at(due, tick, background=kind == "evolve")
+            self._at(due, tick, background=kind == "evolve")
 
     def _emit(self, src: str, sends: list) -> None:
         if src in self.silenced:
@@ -449,12 +272,12 @@ class Simulation:
                 if target in self.clients:
                     self.client_bytes[kind] += size
             if target in self.brokers:
-                when = self.now + self.link_delay
+                when = self.now + self._delays.get((src, target), self.link_delay)
                 self._inbound[target].queues.setdefault(src, deque()).append((when, msg))
-                self.at(when, lambda t=target: self._serve(t))
+                self._at(when, lambda t=target: self._serve(t))
             else:
                 client = self.clients[target]
-                self.at(self.now + client.delay, lambda c=client, m=msg: c._receive(m))
+                self._at(self.now + client.delay, lambda c=client, m=msg: c._receive(m))
 
     # -- measurements -----------------------------------------------------------------------------------
     def subscription_messages(self) -> int:
