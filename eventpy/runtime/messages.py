@@ -23,6 +23,10 @@ MAX_BUDGET = 3600.0
 class Adv:
     etype: str
     schema: tuple  # ((attr, "int" | "float" | "str" | "bool"), ...)
+    # False: the sender only subscribes to the type and tells its edge broker the schema the
+    # subscriptions are checked against; it is no publisher, so no subscription is routed to it
+    # (subscriptions follow advertisements, 000 Fig. 6 lines 7-9) and the ADV goes no further
+    publishes: bool = True
 
 
 @dataclass(slots=True)

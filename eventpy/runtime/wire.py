@@ -140,7 +140,9 @@ def _token(x: Any) -> tuple:
 
 
 _ENCODERS: dict[type, Callable[[Any], list | tuple]] = {
-    Adv: lambda m: ["adv", m.etype, [list(f) for f in m.schema]],
+    # (a publisher's ADV as it always was; a subscriber's schema-only one says so in a 4th field)
+    Adv: lambda m: (["adv", m.etype, [list(f) for f in m.schema]] if m.publishes
+                    else ["adv", m.etype, [list(f) for f in m.schema], False]),
     Unadv: lambda m: ["unadv", m.etype],
     Sub: lambda m: ["sub", m.etype, m.sid, _spec_out(m.spec), [_enc_value(v) for v in m.values]],
     Unsub: lambda m: ["unsub", m.etype, m.sid],
@@ -209,7 +211,8 @@ def _adv(a: list) -> Adv:
     if not isinstance(schema, list) or not all(
             isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in schema):
         raise WireError("ADV schema must be a list of [attribute, type] pairs")
-    return Adv(_str(a[0], "event type"), tuple(tuple(f) for f in schema))
+    publishes = _bool(a[2], "ADV publishes") if len(a) > 2 else True
+    return Adv(_str(a[0], "event type"), tuple(tuple(f) for f in schema), publishes)
 
 
 _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
@@ -232,7 +235,7 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
 }
 
 
-_OPTIONAL_LAST = frozenset({"flush", "flushack"})  # kinds whose last field may be left out
+_OPTIONAL_LAST = frozenset({"flush", "flushack", "adv"})  # kinds whose last field may be left out
 
 
 def _budget(x: Any) -> float:

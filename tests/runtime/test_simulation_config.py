@@ -38,7 +38,8 @@ def test_each_broker_spends_its_own_service_time():
     slow = CostModel(pub=0.005, per_forward=0.0)
     sim = Simulation(line(3), link_delay=0.001, service={"b0": FREE, "b1": slow, "b2": FREE})
     assert latency_over(sim, "b0", "b2") == pytest.approx(0.002 + 0.005)
-    assert sim.busy["b1"] == pytest.approx(0.005 + slow.sub + 2 * slow.other)  # the PUB, the SUB, HELLO and ADV
+    # the PUB, the SUB b2 forwards and the publisher's ADV (the subscriber's schema stays at b2)
+    assert sim.busy["b1"] == pytest.approx(0.005 + slow.sub + slow.other)
     assert sim.busy["b0"] == 0.0
 
 

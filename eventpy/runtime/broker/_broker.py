@@ -265,6 +265,8 @@ class Broker(Upstream, Evolving):
         elif ts.etype != etype:
             raise MessageError(f"{msg.etype!r} advertised with schema ({etype.describe()}), "
                                f"known as ({ts.etype.describe()})")
+        if not msg.publishes:
+            return  # a subscriber's schema: known here now, and no route for subscriptions
         new = link not in ts.pubs
         ts.pubs.add(link)
         if link in self.broker_links:

@@ -77,7 +77,8 @@ class ClientCore:
         self.clock = clock
         self.outbox: deque[Any] = deque()
         self._pending: dict[int, Upd] = {}  # sid -> UPD still in the outbox
-        self.advertised: dict[str, EventType] = {}
+        self.advertised: dict[str, EventType] = {}  # the types this client publishes
+        self.declared: dict[str, EventType] = {}  # the types it only subscribes to (schema told)
         self.subs: dict[int, SubscriptionState] = {}
         self._by_sid: dict[int, SubscriptionState] = {}  # first sid (sid & _BASE_MASK) -> state
         self._sids = itertools.count(1)
@@ -104,15 +105,28 @@ class ClientCore:
 
     # -- API side ------------------------------------------------------------------------------------
     def advertise(self, etype: EventType) -> None:
-        if etype.name in self.refused:
-            raise SchemaRefused(f"the overlay refused event type {etype.name!r}: {self.refused[etype.name]}")
-        known = self.advertised.get(etype.name)
-        if known is None:
+        self._check_schema(etype)
+        if etype.name not in self.advertised:
             self.advertised[etype.name] = etype
             self.outbox.append(Adv(etype.name, etype.to_wire()))
-        elif known != etype:
+
+    def _declare(self, etype: EventType) -> None:
+        """Tell the edge broker the schema of a type this client subscribes to, without becoming
+        one of its publishers: subscriptions are routed towards publishers only (before, every
+        subscriber advertised, and brokers sent summaries towards brokers with no publisher)."""
+        self._check_schema(etype)
+        if etype.name not in self.declared:  # kept while advertised too: resync after an UNADV
+            self.declared[etype.name] = etype
+            if etype.name not in self.advertised:
+                self.outbox.append(Adv(etype.name, etype.to_wire(), publishes=False))
+
+    def _check_schema(self, etype: EventType) -> None:
+        if etype.name in self.refused:
+            raise SchemaRefused(f"the overlay refused event type {etype.name!r}: {self.refused[etype.name]}")
+        known = self.advertised.get(etype.name) or self.declared.get(etype.name)
+        if known is not None and known != etype:
             raise SchemaRefused(f"event type {etype.name!r} is already used with schema "
-                            f"({known.describe()}), not ({etype.describe()})")
+                                f"({known.describe()}), not ({etype.describe()})")
 
     def unadvertise(self, name: str) -> None:
         if self.advertised.pop(name, None) is not None:
@@ -137,8 +151,8 @@ class ClientCore:
         """`since`: the moment elapsed() counts from (on the overlay's clock), when the subscription
         belongs with others made at that moment (an object's, one per class it listens as); else now."""
         _no_nan(env)
-        # Subscriptions follow advertisements; the edge broker must know the schema.
-        self.advertise(etype)
+        # the edge broker checks the subscription against the schema: it must know it
+        self._declare(etype)
         sid = next(self._sids)
         if sid > _BASE_MASK:
             raise RuntimeError("this client has made 2**32 subscriptions; no sid is left")
@@ -263,6 +277,9 @@ class ClientCore:
         self._pending.clear()
         for name, etype in self.advertised.items():
             self.outbox.append(Adv(name, etype.to_wire()))
+        for name, etype in self.declared.items():
+            if name not in self.advertised:
+                self.outbox.append(Adv(name, etype.to_wire(), publishes=False))
         for state in self.subs.values():
             if state.monitor is not None:
                 state.monitor.reset()
@@ -335,6 +352,7 @@ class ClientCore:
             return [(state, received_event(state.etype, msg.values, meta)) for state in self.targets(msg)]
         if kind is Refused:  # the next publish or subscribe of the type raises with the reason
             self.advertised.pop(msg.etype, None)
+            self.declared.pop(msg.etype, None)
             self.refused[msg.etype] = msg.reason
             log.error("node %s: the overlay refused event type %r: %s", self.name, msg.etype, msg.reason)
         return []

@@ -15,7 +15,8 @@ from typing import Any
 from ..messages import Auth, Bye, Hello
 from ..wire import FrameDecoder, WireError, encode
 
-PROTOCOL = 2  # 2: FLUSH carries a budget and FLUSHACK the silent links (a peer of 1 would refuse them)
+PROTOCOL = 3  # 2: FLUSH carries a budget and FLUSHACK the silent links (a peer of 1 would refuse them);
+# 3: a subscriber's ADV may say it does not publish (a peer of 2 would refuse its 4th field)
 _READ = 65536
 
 

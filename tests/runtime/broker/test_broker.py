@@ -96,6 +96,24 @@ def test_subscriptions_only_travel_toward_advertisers():
     assert ("left", "Unadv") in kinds(out) and ("right", "Unsub") in kinds(out)
 
 
+def test_a_subscribers_schema_makes_no_route_for_subscriptions():
+    """Every subscriber advertised the type (to tell its broker the schema), so brokers forwarded
+    that ADV and then routed summaries towards brokers where only subscribers were."""
+    b = Broker("b")
+    b.connect("left", "broker")
+    b.connect("right", "broker")
+    b.connect("c", "client")
+    b.connect("d", "client")
+    assert b.handle("c", Adv("Quote", Q.to_wire(), publishes=False)) == []  # goes no further
+    assert b.handle("c", sub_msg("price < 1")[0]) == []  # no publisher anywhere: stays here
+    # a publisher behind "right": the subscription goes there, and only there
+    assert sorted(kinds(b.handle("right", ADV))) == [("left", "Adv"), ("right", "Sub")]
+    assert kinds(b.handle("d", Adv("Quote", Q.to_wire(), publishes=False))) == []
+    assert {t for t, _ in kinds(b.handle("d", sub_msg("price > 5", sid=2)[0]))} == {"right"}
+    refused = b.handle("d", Adv("Quote", (("firm", "int"),), publishes=False))
+    assert kinds(refused) == [("d", "Refused")]  # a schema other than the type's is refused all the same
+
+
 @pytest.mark.parametrize("mode", ["parametric", "resub"])
 def test_a_publisher_that_comes_back_gets_the_subscriptions_again(mode):
     # a publisher process leaves (UNADV) and another starts on the same broker (ADV): the

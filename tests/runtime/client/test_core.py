@@ -20,12 +20,24 @@ def subscribe(core, guard="firm == f and price < limit", **params):
     return core.subscribe(Q, plan, params, on_event=None)
 
 
-def test_subscribe_advertises_then_subscribes_with_current_values():
+def test_subscribe_tells_the_schema_then_subscribes_with_current_values():
     core = ClientCore("c")
     subscribe(core)
     adv, sub = core.take()
-    assert isinstance(adv, Adv) and isinstance(sub, Sub)
-    assert sub.values[1].hi == 10.0
+    assert adv == Adv("Quote", Q.to_wire(), publishes=False)  # a subscriber is no publisher
+    assert isinstance(sub, Sub) and sub.values[1].hi == 10.0
+
+
+def test_a_subscriber_that_publishes_then_advertises_and_resyncs_as_a_publisher():
+    core = ClientCore("c")
+    subscribe(core)
+    core.take()
+    core.publish(Q, ("IBM", 1.0))
+    assert core.take()[0] == Adv("Quote", Q.to_wire())  # now one of the type's publishers
+    core.unadvertise("Quote")
+    core.take()
+    core.resync()  # a new broker: told the schema again for the subscription, not as a publisher
+    assert [m for m in core.take() if isinstance(m, Adv)] == [Adv("Quote", Q.to_wire(), publishes=False)]
 
 
 def test_pending_upd_absorbs_later_changes_of_the_same_variable():

@@ -38,6 +38,7 @@ MESSAGES = [
     Hello("b0", "broker", 1, "resub", True),
     Bye("done"),
     Refused("qa.T", "broker b0: schema (a: str), known as (a: int)"),
+    Adv("stocks.Quote", Q.to_wire(), False),  # a subscriber's schema
     Auth("00ff", ""),
     Auth("", "ab" * 32),
 ]
