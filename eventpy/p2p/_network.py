@@ -51,7 +51,7 @@ class Network:
 
     def add_publisher(self, adv: Box | None = None, *, out_degree: int, r: int = 1) -> int:
         """A publisher advertising `adv` (the whole space by default)."""
-        return self._add(Peer(self._new_id(), self.space, adv or self.space.whole, delay=0,
+        return self._add(Peer(self._new_id(), self.space, adv or self.space.box(), delay=0,
                               out_degree=out_degree, publisher=True, r=r, timeout=self.timeout,
                               view_size=self._view_size(), rng=self._rng()))
 
@@ -257,8 +257,8 @@ class Network:
                 if first > last:
                     return None
                 v = float(min(max(math.floor((lo + hi - 1) / 2), first), last))
-            else:
-                v = (lo + hi) / 2
+            else:  # a box at a real domain's top ends just above it: the centre of what is in it
+                v = min((lo + hi) / 2, dim.hi)
             out.append(v)
         return tuple(out)
 

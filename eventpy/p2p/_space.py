@@ -46,6 +46,18 @@ class Dimension:
             raise ValueError(f"dimension {self.name!r}: the domain must be finite and non-empty, "
                              f"not [{self.lo}, {self.hi})")
 
+    @property
+    def top(self) -> float:
+        """Where boxes on this dimension may end: `hi` for integers ([L, U + 1)), just above `hi`
+        for reals, whose top value belongs to the domain (a box [hi, top) holds it)."""
+        return self.hi if self.integer else math.nextafter(self.hi, math.inf)
+
+    def domain(self) -> str:
+        """The domain as the user gave it, both ends included."""
+        if self.integer:
+            return f"[{int(self.lo)}, {int(self.hi) - 1}] (whole values)"
+        return f"[{self.lo!r}, {self.hi!r}]"
+
     @classmethod
     def ints(cls, name: str, lo: int, hi: int) -> Dimension:
         """The integer domain [lo, hi], both ends included (the paper's [1, 128])."""
@@ -90,7 +102,9 @@ class Space:
     def box(self, ranges: Mapping[str, Any] | None = None, **kw: Any) -> Box:
         """A subscription's hyper-rectangle. Each attribute takes (lo, hi), both included, or an
         EventPy Interval (open or closed ends); a missing attribute is its whole domain. The box
-        is clipped to the domain; it may come out empty (then no sub-space is needed)."""
+        is clipped to the domain; it may come out empty (then no sub-space is needed). A real
+        domain's top value `hi` is one of its values (Dimension.floats), so a range that reaches it
+        keeps it: the box ends just above `hi` there."""
         given = dict(ranges or {}, **kw)
         unknown = set(given) - set(self.index)
         if unknown:
@@ -99,8 +113,8 @@ class Space:
         out = []
         for dim in self.dims:
             r = given.get(dim.name)
-            lo, hi = (dim.lo, dim.hi) if r is None else _half_open(dim, r)
-            out.append((max(lo, dim.lo), min(hi, dim.hi)))
+            lo, hi = (dim.lo, dim.top) if r is None else _half_open(dim, r)
+            out.append((max(lo, dim.lo), min(hi, dim.top)))
         return tuple(out)
 
     def point(self, values: Mapping[str, Any] | Sequence[Any]) -> tuple[float, ...]:
@@ -120,8 +134,10 @@ class Space:
             if dim.integer and not v.is_integer():
                 raise ValueError(f"{dim.name} is an integer attribute; {v:g} is not a whole value")
             if not dim.lo <= v <= dim.hi or (dim.integer and v == dim.hi):
-                raise ValueError(f"{dim.name} = {v:g} is outside its domain [{dim.lo:g}, {dim.hi:g})")
-            out.append(min(v, math.nextafter(dim.hi, -math.inf)))
+                raise ValueError(f"{dim.name} = {v!r} is outside its domain {dim.domain()}")
+            # hi itself (a real domain's top) stays as published: code() puts it in the top cell,
+            # and the subscriber's guard and callback must see the value the publisher sent
+            out.append(v)
         return tuple(out)
 
     def code(self, point: Sequence[float]) -> str:
@@ -159,13 +175,15 @@ class Space:
                 r[1] = mid
             else:
                 r[0] = mid
-        return tuple((lo, hi) for lo, hi in ranges)
+        # a real domain's top value is in the topmost cell (code() puts it there): that cell's
+        # box ends just above it, as boxes from Space.box do
+        return tuple((lo, dim.top if hi == dim.hi else hi) for (lo, hi), dim in zip(ranges, self.dims))
 
     def volume(self, dz: str) -> float:
         """The share of the whole space a dz-expression's sub-space takes (0..1)."""
         v = self._volumes.get(dz)
         if v is None:  # asked again and again by eviction and rate estimates: kept
-            v = math.prod((hi - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self.region(dz), self.dims))
+            v = math.prod((min(hi, d.hi) - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self.region(dz), self.dims))
             if len(self._volumes) < 1 << 16:
                 self._volumes[dz] = v
         return v
