@@ -20,6 +20,7 @@ import random
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 
+from ._checks import positive_share, whole_number
 from ._peer import Peer
 from ._space import Box, Space, box_contains, matches, meet
 
@@ -27,6 +28,13 @@ from ._space import Box, Space, box_contains, matches, meet
 class Network:
     def __init__(self, space: Space, *, seed: int = 0, gossip: int = 8, view_fraction: float = 0.05,
                  min_view: int = 20, timeout: int = 10, window: int = 10) -> None:
+        if not isinstance(space, Space):
+            raise TypeError(f"a Network needs a Space (p2p.space_of or p2p.Space), not {space!r}")
+        whole_number("gossip", gossip, "the peers sampled for each peer in a cycle")
+        positive_share("view_fraction", view_fraction, "the share of the peers a view holds")
+        whole_number("min_view", min_view, "the smallest view")
+        whole_number("timeout", timeout, "the cycles an expression stays uncovered before coarsening")
+        whole_number("window", window, "the cycles event rates are measured over")
         self.space = space
         self.rng = random.Random(seed)
         self.gossip_size = gossip
@@ -98,7 +106,11 @@ class Network:
     # --- one cycle -----------------------------------------------------------------------------
 
     def step(self, events: Iterable[tuple[int, tuple]] = ()) -> None:
-        """One cycle; `events` are (publisher id, point) to publish in it."""
+        """One cycle; `events` are (publisher id, point) to publish in it. They are checked
+        before the cycle starts (a bad one raises and the cycle does not run: raised halfway, it
+        lost the overlay messages the cycle had made); a publisher that has left publishes
+        nothing."""
+        events = [self._checked(pid, point) for pid, point in events]
         self.now += 1
         now = self.now
         peers = list(self.online.values())
@@ -143,6 +155,16 @@ class Network:
             self.sent[msg[0]] += 1
         self.queue.extend(out)
 
+    def _checked(self, pid: int, point) -> tuple[int, tuple[float, ...]]:
+        """(publisher, point) of an event to publish, with what is wrong raised here."""
+        pub = self.peers.get(pid)
+        if pub is None or not pub.publisher:
+            raise KeyError(f"{pid!r} is not a publisher of this network (add_publisher gives the ids)")
+        point = self.space.point(point)
+        if not box_contains(pub.user, point):
+            raise ValueError(f"publisher {pid} advertised {pub.user}, which does not contain {point}")
+        return pid, point
+
     def run(self, cycles: int, events: Callable[[int], Iterable[tuple[int, tuple]]] | None = None,
             every: Callable[[int], None] | None = None) -> None:
         for _ in range(cycles):
@@ -159,10 +181,8 @@ class Network:
         parents to children alone, as the children see them (see _notified)."""
         pub = self.online.get(pid)
         if pub is None or not pub.publisher:
-            raise KeyError(f"{pid} is not an online publisher")
-        point = self.space.point(point)  # {attribute: value} or a sequence, checked
-        if not box_contains(pub.user, point):
-            raise ValueError(f"publisher {pid} advertised {pub.user}, which does not contain {point}")
+            raise KeyError(f"{pid!r} is not an online publisher")
+        pid, point = self._checked(pid, point)  # {attribute: value} or a sequence
         code = self.space.code(point)
         sink = self.queue if out is None else out
         if not probe:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from os.path import commonprefix
 
 from ._accuracy import Accuracy
+from ._checks import share, whole_number
 from ._messages import ACK, CONNECT, CYCLE, DISCONNECT, HINT, Desc
 from ._space import Box, Space, apart, box_contains, covered, matches, overlaps
 
@@ -23,6 +24,20 @@ from ._space import Box, Space, apart, box_contains, covered, matches, overlaps
 # overlay around it to change, not for ever (a peer collected permanent bans on the few peers that
 # could be its parent, and waited out a coarsening instead)
 BAN_CYCLES = 50
+
+
+def _as_box(space: Space, user) -> Box:
+    """A box given as d (lo, hi) pairs of numbers, as a tuple of float pairs."""
+    try:
+        box = tuple((float(lo), float(hi)) for lo, hi in user)
+        ok = len(box) == space.d and not isinstance(user, str)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"a box of this space is {space.d} (lo, hi) ranges, one per dimension "
+                         f"({', '.join(d.name for d in space.dims)}), not {user!r}: build it with "
+                         "Space.box")
+    return box
 
 
 class Peer(Accuracy):
@@ -36,13 +51,12 @@ class Peer(Accuracy):
                  on_event: Callable | None = None, accept: Callable | None = None) -> None:
         if publisher and delay != 0:
             raise ValueError("a publisher's delay is 0 (it is the source)")
-        if not publisher and delay < 1:
-            raise ValueError(f"a subscriber's delay requirement is at least 1 hop, not {delay}")
-        if len(user) != space.d or any(len(r) != 2 for r in user):
-            raise ValueError(f"a box of this space is {space.d} (lo, hi) ranges, one per dimension "
-                             f"({', '.join(d.name for d in space.dims)}); build it with Space.box")
-        if out_degree < 1:
-            raise ValueError(f"the out-degree constraint is at least 1, not {out_degree}")
+        if not publisher:
+            whole_number("delay", delay, "a subscriber's delay requirement, in hops")
+        whole_number("out_degree", out_degree, "the out-degree constraint m, the children a peer takes")
+        whole_number("r", r, "the dz-expressions of the first mapping (§5.1)")
+        share("fp_budget", fp_budget, "the false positives accepted, as a share of all events")
+        user = _as_box(space, user)
         self.id = pid
         self.space = space
         self.user = user

@@ -122,7 +122,14 @@ class Space:
             missing = [d.name for d in self.dims if d.name not in values]
             if missing:
                 raise KeyError(f"an event needs every attribute of the space; missing {', '.join(missing)}")
+            unknown = [str(a) for a in values if a not in self.index]
+            if unknown:  # a misspelt attribute was dropped without a word
+                raise KeyError(f"{', '.join(unknown)}: no such attribute; the space has "
+                               f"{', '.join(self.index)}")
             values = [values[d.name] for d in self.dims]
+        elif isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise TypeError(f"an event is {{attribute: value}} or a sequence of {self.d} values, "
+                            f"not {values!r}")
         if len(values) != self.d:
             raise ValueError(f"an event of this space has {self.d} values, not {len(values)}")
         out = []
@@ -130,11 +137,15 @@ class Space:
             if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__index__") \
                     and not hasattr(v, "__float__"):
                 raise TypeError(f"{dim.name} must be a number, not {v!r}")
-            v = float(v)
+            given = v
+            try:
+                v = float(v)
+            except OverflowError:  # an int beyond any float: outside every domain
+                raise ValueError(f"{dim.name} = {given} is outside its domain {dim.domain()}") from None
             if dim.integer and not v.is_integer():
-                raise ValueError(f"{dim.name} is an integer attribute; {v:g} is not a whole value")
+                raise ValueError(f"{dim.name} is an integer attribute; {given!r} is not a whole value")
             if not dim.lo <= v <= dim.hi or (dim.integer and v == dim.hi):
-                raise ValueError(f"{dim.name} = {v!r} is outside its domain {dim.domain()}")
+                raise ValueError(f"{dim.name} = {given!r} is outside its domain {dim.domain()}")
             # hi itself (a real domain's top) stays as published: code() puts it in the top cell,
             # and the subscriber's guard and callback must see the value the publisher sent
             out.append(v)
