@@ -114,9 +114,13 @@ class Network:
         self.now += 1
         now = self.now
         peers = list(self.online.values())
+        # the view is a share of the peers online now (§6: 5%): sized when a peer joined, the
+        # first peers of a network built one by one kept the minimum for ever (20 of 5,000)
+        view_size = self._view_size()
         for p in peers:
             p.now = now
             p.total_rate = self.total_rate
+            p.view_size = view_size
         out: list = []
         queue, self.queue = self.queue, []
         for kind, src, dst, payload in queue:

@@ -48,3 +48,24 @@ def test_the_bottom_of_a_real_domain_and_values_just_outside():
             assert "outside" in str(e)
         else:
             raise AssertionError(f"{outside!r} was published")
+
+
+def test_every_view_is_a_share_of_the_peers_online_now():
+    # view sizes were fixed when a peer joined: in a network built one peer at a time the first
+    # peers kept a view of min_view (20) while the last had 5% of 1,000 (50), and none grew as
+    # peers joined later
+    space = p2p.Space.uniform(2)
+    net = p2p.Network(space, seed=1)
+    net.add_publisher(out_degree=4)
+    for i in range(999):
+        net.add_subscriber(space.box(A1=(1 + i % 100, 128)), delay=3, out_degree=4)
+    net.step()
+    assert {p.view_size for p in net.online.values()} == {50}
+    for i in range(1000):
+        net.add_subscriber(space.box(A2=(1 + i % 100, 128)), delay=3, out_degree=4)
+    net.step()
+    assert {p.view_size for p in net.online.values()} == {100}
+    for p in list(net.subscribers)[:1500]:
+        net.remove(p.id)
+    net.step()
+    assert {p.view_size for p in net.online.values()} == {25}
