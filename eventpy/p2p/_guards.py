@@ -86,10 +86,12 @@ def guard_box(space: Space, etype: EventType, guard: str, params: Mapping[str, A
     if plan.timed:
         raise ValueError("elapsed() guards (evolving subscriptions) are not supported on the "
                          "broker-less overlay")
-    if len(plan.spec) > 1:
-        raise ValueError(f"the guard {guard!r} has {len(plan.spec)} alternatives; a subscription of "
-                         "the broker-less overlay is one hyper-rectangle: subscribe once per alternative")
     values = plan.evaluate(params)
+    if len(plan.spec) > 1:  # named, since `!=` and `in` make alternatives the text does not show
+        alts = "; ".join(_describe(constraints, values) for constraints, _, _ in plan.spec)
+        raise ValueError(f"the guard {guard!r} has {len(plan.spec)} alternatives ({alts}); a "
+                         "subscription of the broker-less overlay is one hyper-rectangle: subscribe "
+                         "once per alternative")
     # no alternative at all (`0 <= x < 0`): a guard that never holds, an empty box, as a box
     # outside the domain is (the brokers take such a guard too)
     constraints, switch, _ = plan.spec[0] if plan.spec else ((), -1, None)
@@ -108,6 +110,21 @@ def guard_box(space: Space, etype: EventType, guard: str, params: Mapping[str, A
         return plan.holds(vals, values)
 
     return box, accept
+
+
+def _describe(constraints, values) -> str:
+    """One alternative's intervals as guard text (`temp >= 6 and wind <= 2`)."""
+    parts = []
+    for attr, var in constraints:
+        iv = values[var]
+        if iv.lo == iv.hi and iv.lo_closed and iv.hi_closed:
+            parts.append(f"{attr} == {iv.lo!r}")
+            continue
+        if math.isfinite(iv.lo):
+            parts.append(f"{attr} {'>=' if iv.lo_closed else '>'} {iv.lo!r}")
+        if math.isfinite(iv.hi):
+            parts.append(f"{attr} {'<=' if iv.hi_closed else '<'} {iv.hi!r}")
+    return " and ".join(parts) or "any event"
 
 
 def subscribe(net, etype: EventType, guard: str, params: Mapping[str, Any] | None = None, **kw: Any) -> int:

@@ -117,3 +117,17 @@ def test_bad_network_settings_are_refused_at_construction(kw):
 def test_a_network_needs_a_space():
     with pytest.raises(TypeError, match="needs a Space"):
         p2p.Network({"temp": (0, 1)})
+
+
+@pytest.mark.parametrize("guard, alternatives", [
+    ("temp != 5", "(temp <= 4; temp >= 6)"),
+    ("temp in {1, 2, 3}", "(temp == 1; temp == 2; temp == 3)"),
+    ("temp > t or wind > 2", "(temp >= 31; wind >= 3)"),
+])
+def test_a_guard_of_several_boxes_is_refused_naming_them(guard, alternatives):
+    # `!=` and `in` were refused as "N alternatives ... subscribe once per alternative" without
+    # saying which: the guard's text does not show them
+    net, _ = net_and_publisher()
+    with pytest.raises(ValueError) as err:
+        p2p.subscribe(net, Reading, guard, {"t": 30}, delay=2, out_degree=4)
+    assert alternatives in str(err.value) and "subscribe once per alternative" in str(err.value)
