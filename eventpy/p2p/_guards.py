@@ -39,9 +39,10 @@ def space_of(etype: EventType, **domains: tuple[float, float]) -> Space:
     return Space(dims)
 
 
-# Integer values travel as floats in the space (Space.point): beyond 2**53 neighbours merge, and a
-# domain's top value was refused as outside it
-EXACT_INT = 1 << 53
+# Integer values travel as floats in the space (Space.point), and an int domain [L, U] is the
+# half-open [L, U + 1): U + 1 must be exact, so |U| < 2**53 (beyond, neighbours merge and the
+# domain's top value was refused as outside it)
+EXACT_INT = (1 << 53) - 1
 
 
 def _bounds(etype: EventType, attr: str, given: Any) -> tuple[Any, Any]:
@@ -61,8 +62,8 @@ def _bounds(etype: EventType, attr: str, given: Any) -> tuple[Any, Any]:
                 raise ValueError(f"{where} is an int attribute: its domain's ends must be whole "
                                  f"numbers, not {v!r}")
             if abs(v) > EXACT_INT:
-                raise ValueError(f"{where}: an int domain must lie within ±2**53 (the values are "
-                                 f"kept exactly up to there), not reach {v!r}")
+                raise ValueError(f"{where}: an int domain must lie within ±(2**53 - 1) (the values "
+                                 f"are kept exactly up to there), not reach {v!r}")
         if lo > hi:
             raise ValueError(f"{where}: a domain (lo, hi) needs lo <= hi, not ({lo!r}, {hi!r})")
         return int(lo), int(hi)

@@ -48,6 +48,17 @@ def test_bad_int_domains_are_refused(domains, words):
     assert words in str(err.value) and "temp" in str(err.value)
 
 
+def test_an_int_domain_up_to_the_exact_limit_holds_its_ends():
+    # ±2**53 was taken, and its top value then refused as outside the domain
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        p2p.space_of(Reading, temp=(-2**53, 2**53), wind=(0, 1))
+    top = 2**53 - 1
+    net = p2p.Network(p2p.space_of(Reading, temp=(-top, top), wind=(0, 1)))
+    pub = net.add_publisher(out_degree=1)
+    assert net.publish(pub, {"temp": top, "wind": 1}) == {pub: 0}
+    assert net.publish(pub, {"temp": -top, "wind": 0}) == {pub: 0}
+
+
 def test_a_real_domain_whose_width_overflows_is_refused():
     # (-1e308, 1e308): every volume was 0 (width inf), so rate estimates and evictions were blind
     with pytest.raises(ValueError, match="finite width"):
