@@ -77,9 +77,15 @@ class Network:
                               rng=self._rng(), on_event=on_event, accept=accept))
 
     def remove(self, pid: int) -> None:
-        """The peer leaves (or fails) without a word; its neighbours notice next cycle."""
-        if self.online.pop(pid, None) is not None:
-            self._gone.append(pid)
+        """The peer leaves (or fails) without a word; its neighbours notice next cycle. An id
+        this network never gave, or a peer that has left already, is refused (KeyError): a
+        churn experiment removing a wrong id did nothing and said nothing."""
+        if pid not in self.peers:
+            raise KeyError(f"{pid!r} is not a peer of this network (add_publisher and "
+                           "add_subscriber give the ids)")
+        if self.online.pop(pid, None) is None:
+            raise KeyError(f"peer {pid} has left already")
+        self._gone.append(pid)
 
     def _add(self, peer: Peer) -> int:
         peer.now = self.now

@@ -168,7 +168,16 @@ class Space:
         return "".join(out)
 
     def region(self, dz: str) -> Box:
-        """The box a dz-expression names."""
+        """The box a dz-expression names. A real domain's top value is in the topmost cell
+        (code() puts it there): that cell's box ends just above it, as boxes from Space.box do.
+        (Splits halve the cell, `_cell`, whose ranges end at the domain's `hi`.)"""
+        return self._closed(self._cell(dz))
+
+    def _closed(self, reg: Box) -> Box:
+        return tuple((lo, dim.top if hi == dim.hi else hi) for (lo, hi), dim in zip(reg, self.dims))
+
+    def _cell(self, dz: str) -> Box:
+        """The sub-space of a dz-expression as the decomposition halves it, [lo, hi) per dimension."""
         _check(dz)
         ranges = [list(r) for r in self.whole]
         starred = [False] * self.d
@@ -186,15 +195,13 @@ class Space:
                 r[1] = mid
             else:
                 r[0] = mid
-        # a real domain's top value is in the topmost cell (code() puts it there): that cell's
-        # box ends just above it, as boxes from Space.box do
-        return tuple((lo, dim.top if hi == dim.hi else hi) for (lo, hi), dim in zip(ranges, self.dims))
+        return tuple((lo, hi) for lo, hi in ranges)
 
     def volume(self, dz: str) -> float:
         """The share of the whole space a dz-expression's sub-space takes (0..1)."""
         v = self._volumes.get(dz)
         if v is None:  # asked again and again by eviction and rate estimates: kept
-            v = math.prod((min(hi, d.hi) - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self.region(dz), self.dims))
+            v = math.prod((hi - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self._cell(dz), self.dims))
             if len(self._volumes) < 1 << 16:
                 self._volumes[dz] = v
         return v
@@ -279,7 +286,7 @@ class Space:
         dz again, so a refinement dropped no false positive (merge folded them back into dz):
         Figure 4's DZ+1 of 00 for the subscription *0*0 is {0000, 0010} = 00*0, not {000, 001}."""
         _check(dz)
-        reg = self.region(dz)
+        reg = self._cell(dz)  # halved at its midpoints (region() may end past the domain's top)
         starred = {k % self.d for k, c in enumerate(dz) if c == "*"}
         pos = len(dz)
         while pos < self.depth:
@@ -296,7 +303,7 @@ class Space:
         lo, hi = reg[i]
         mid = (lo + hi) / 2
         kids = [(dz + "0", _with(reg, i, lo, mid)), (dz + "1", _with(reg, i, mid, hi))]
-        return [k for k, r in kids if box is None or _overlaps(r, box)]
+        return [k for k, r in kids if box is None or _overlaps(self._closed(r), box)]
 
 
 def coarser(dz: str) -> str:

@@ -69,3 +69,16 @@ def test_every_view_is_a_share_of_the_peers_online_now():
         net.remove(p.id)
     net.step()
     assert {p.view_size for p in net.online.values()} == {25}
+
+
+def test_refining_splits_a_real_domain_at_its_midpoints():
+    # DZ+1 (Space.finer) halved region(), which ends just above a real domain's top: the
+    # midpoint moved by an ulp and a box ending at 0.05 on [0, 0.1] lost the upper half, where
+    # 0.05 itself falls
+    space = p2p.Space([p2p.Dimension.ints("a", 1, 2), p2p.Dimension.floats("b", 0, 0.1)], 4)
+    box = space.box(b=(0.0, 0.05))
+    assert space.code(space.point((1, 0.05)))[1] == "1"
+    assert space.finer("", box) == ["*0", "*1"]
+    top = space.box(b=(0.1, 0.1))  # the top value alone
+    assert space.finer("", top) == ["*1"] and space.coarse(top, 1) == ["*1*1"]  # the topmost cell
+    assert space.volume("*1") == 0.5

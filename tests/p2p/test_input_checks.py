@@ -142,3 +142,17 @@ def test_a_guard_of_several_boxes_is_refused_naming_them(guard, alternatives):
     with pytest.raises(ValueError) as err:
         p2p.subscribe(net, Reading, guard, {"t": 30}, delay=2, out_degree=4)
     assert alternatives in str(err.value) and "subscribe once per alternative" in str(err.value)
+
+
+def test_removing_a_peer_that_is_not_there_is_refused():
+    # remove(999) and a second remove of the same peer did nothing and said nothing: a churn
+    # experiment with a wrong id measured no churn
+    net, pub = net_and_publisher()
+    sid = p2p.subscribe(net, Reading, "temp > 0", delay=2, out_degree=4)
+    with pytest.raises(KeyError, match="999 is not a peer of this network"):
+        net.remove(999)
+    net.remove(sid)
+    with pytest.raises(KeyError, match=f"peer {sid} has left already"):
+        net.remove(sid)
+    net.step()
+    assert net.subscribers == [] and list(net.online) == [pub]
