@@ -56,6 +56,7 @@ class Network:
         self._rates: deque[int] = deque(maxlen=window)
         # events published with publish() between cycles, counted in the next cycle's rate
         self._published_between = 0
+        self._callback_errors: list[Exception] = []  # see _deferring
 
     # --- membership ----------------------------------------------------------------------------
 
@@ -74,7 +75,29 @@ class Network:
         positive)."""
         return self._add(Peer(self._new_id(), self.space, box, delay=delay, out_degree=out_degree, r=r,
                               fp_budget=fp_budget, timeout=self.timeout, view_size=self._view_size(),
-                              rng=self._rng(), on_event=on_event, accept=accept))
+                              rng=self._rng(), on_event=self._deferring(on_event), accept=accept))
+
+    def _deferring(self, on_event: Callable | None) -> Callable | None:
+        """The application's callback, its exceptions kept until the event (or the cycle) is
+        done and raised then: raised from inside the dissemination they cut the event off from
+        the peers below, and inside step() they lost the cycle's overlay messages (ACKs to
+        children already counted in Fout), leaving links only one end believed in."""
+        if on_event is None:
+            return None
+        errors = self._callback_errors
+
+        def deliver(event: dict) -> None:
+            try:
+                on_event(event)
+            except Exception as exc:  # noqa: BLE001 - raised again by publish() or step()
+                errors.append(exc)
+        return deliver
+
+    def _raise_callback_error(self) -> None:
+        if self._callback_errors:
+            first = self._callback_errors[0]
+            self._callback_errors.clear()
+            raise first
 
     def remove(self, pid: int) -> None:
         """The peer leaves (or fails) without a word; its neighbours notice next cycle. An id
@@ -169,6 +192,7 @@ class Network:
         for msg in out:
             self.sent[msg[0]] += 1
         self.queue.extend(out)
+        self._raise_callback_error()  # the cycle is complete: the first callback failure, if any
 
     def _checked(self, pid: int, point) -> tuple[int, tuple[float, ...]]:
         """(publisher, point) of an event to publish, with what is wrong raised here."""
@@ -221,6 +245,8 @@ class Network:
             for nxt in peer.receive(code, point, pid, pub_dz, src, hops, sink, probe):
                 if (within is None or nxt in within) and (not down or self._parent_link(node, nxt, code)):
                     frontier.append((nxt, node, hops + 1))  # Algorithm 2 line 5: hop count
+        if out is None:  # called by the user, not by step(): the event has reached everyone
+            self._raise_callback_error()
         return got
 
     def _parent_link(self, parent: int, child: int, code: str) -> bool:
