@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from os.path import commonprefix
 
 from ._accuracy import Accuracy
+from ._checks import share, whole_number
 from ._messages import ACK, CONNECT, CYCLE, DISCONNECT, HINT, Desc
 from ._space import Box, Space, apart, box_contains, covered, matches, overlaps
 
@@ -23,6 +24,20 @@ from ._space import Box, Space, apart, box_contains, covered, matches, overlaps
 # overlay around it to change, not for ever (a peer collected permanent bans on the few peers that
 # could be its parent, and waited out a coarsening instead)
 BAN_CYCLES = 50
+
+
+def _as_box(space: Space, user) -> Box:
+    """A box given as d (lo, hi) pairs of numbers, as a tuple of float pairs."""
+    try:
+        box = tuple((float(lo), float(hi)) for lo, hi in user)
+        ok = len(box) == space.d and not isinstance(user, str)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"a box of this space is {space.d} (lo, hi) ranges, one per dimension "
+                         f"({', '.join(d.name for d in space.dims)}), not {user!r}: build it with "
+                         "Space.box")
+    return box
 
 
 class Peer(Accuracy):
@@ -36,13 +51,12 @@ class Peer(Accuracy):
                  on_event: Callable | None = None, accept: Callable | None = None) -> None:
         if publisher and delay != 0:
             raise ValueError("a publisher's delay is 0 (it is the source)")
-        if not publisher and delay < 1:
-            raise ValueError(f"a subscriber's delay requirement is at least 1 hop, not {delay}")
-        if len(user) != space.d or any(len(r) != 2 for r in user):
-            raise ValueError(f"a box of this space is {space.d} (lo, hi) ranges, one per dimension "
-                             f"({', '.join(d.name for d in space.dims)}); build it with Space.box")
-        if out_degree < 1:
-            raise ValueError(f"the out-degree constraint is at least 1, not {out_degree}")
+        if not publisher:
+            whole_number("delay", delay, "a subscriber's delay requirement, in hops")
+        whole_number("out_degree", out_degree, "the out-degree constraint m, the children a peer takes")
+        whole_number("r", r, "the dz-expressions of the first mapping (§5.1)")
+        share("fp_budget", fp_budget, "the false positives accepted, as a share of all events")
+        user = _as_box(space, user)
         self.id = pid
         self.space = space
         self.user = user
@@ -60,7 +74,8 @@ class Peer(Accuracy):
         self.fin: dict[str, set[int]] = {dz: set() for dz in self.dz}
         self.fin_pub: set[int] = set()  # which parents are publishers
         self.fout: dict[int, dict[str, int]] = {}
-        self.view: dict[int, tuple[Desc, int]] = {}  # pView: id -> (descriptor, age)
+        self.view: dict[int, tuple[Desc, int]] = {}  # pView: id -> (descriptor, cycle last seen)
+        self._oldest = 0  # at most the oldest cycle in the view (gossip)
         self.publishers: dict[int, tuple[Desc, int]] = {}
         self.pending: dict[str, dict[int, int]] = {}  # dz -> {asked peer: cycle asked}
         self.uncovered_since: dict[str, int] = {}
@@ -136,11 +151,16 @@ class Peer(Accuracy):
         Publishers are few and stay known until they are found gone (the failure detector, or a
         request they never answered): a top peer that forgot one would think itself covered
         without it."""
-        for pid, (d, age) in list(self.view.items()):
-            if age + 1 > 2 * self.timeout:
+        # an entry's age is the cycles since it was seen (it is stored with that cycle): no
+        # rewrite of every entry every cycle (a fifth of a cycle's time at 3,000 peers, views
+        # being 5% of them); the entries that can be too old are looked for only when the oldest
+        # may be (`_oldest`, a lower bound)
+        limit = self.now - 2 * self.timeout
+        if self._oldest < limit:
+            for pid in [pid for pid, (_, seen) in self.view.items() if seen < limit]:
                 del self.view[pid]
-            else:
-                self.view[pid] = (d, age + 1)
+            self._oldest = min((seen for _, seen in self.view.values()), default=self.now)
+        now = self.now
         mine = commonprefix(self.dz) if self.dz else ""
         for d in sample:
             if d.id == self.id:
@@ -150,18 +170,26 @@ class Peer(Accuracy):
             if not d.dz or not self.dz or apart(mine, commonprefix(d.dz)):
                 continue  # every expression of one lies outside every expression of the other
             if any(covered(a, b) or covered(b, a) for a in self.dz for b in d.dz):
-                (self.publishers if d.publisher else self.view)[d.id] = (d, 0)
+                if d.publisher:
+                    self.publishers[d.id] = (d, 0)
+                else:
+                    self.view[d.id] = (d, now)
         for d in publishers:  # the sampled peers' publisher lists, exchanged as views are
             if d.id not in self.publishers and any(overlaps(a, b) for a in self.dz for b in d.dz):
                 self.publishers[d.id] = (d, 0)
-        if len(self.view) > self.view_size:
-            for pid, _ in sorted(self.view.items(), key=lambda kv: kv[1][1])[self.view_size:]:
+        if len(self.view) > self.view_size:  # the youngest stay (seen last), ties in view order
+            for pid, _ in sorted(self.view.items(), key=lambda kv: -kv[1][1])[self.view_size:]:
                 del self.view[pid]
 
     def learn(self, d: Desc) -> None:
         """A hint (POTENTIALPARENT) or a peer that answered: into the view."""
         if d.id != self.id:
-            (self.publishers if d.publisher else self.view)[d.id] = (d, 0)
+            if d.publisher:
+                self.publishers[d.id] = (d, 0)
+            else:  # learnt while handling messages, before this cycle's gossip: seen a cycle ago,
+                # as when the view aged every entry at each gossip
+                self.view[d.id] = (d, self.now - 1)
+                self._oldest = min(self._oldest, self.now - 1)
             self.known[d.id] = d
 
     def forget(self, pid: int) -> None:

@@ -46,6 +46,18 @@ class Dimension:
             raise ValueError(f"dimension {self.name!r}: the domain must be finite and non-empty, "
                              f"not [{self.lo}, {self.hi})")
 
+    @property
+    def top(self) -> float:
+        """Where boxes on this dimension may end: `hi` for integers ([L, U + 1)), just above `hi`
+        for reals, whose top value belongs to the domain (a box [hi, top) holds it)."""
+        return self.hi if self.integer else math.nextafter(self.hi, math.inf)
+
+    def domain(self) -> str:
+        """The domain as the user gave it, both ends included."""
+        if self.integer:
+            return f"[{int(self.lo)}, {int(self.hi) - 1}] (whole values)"
+        return f"[{self.lo!r}, {self.hi!r}]"
+
     @classmethod
     def ints(cls, name: str, lo: int, hi: int) -> Dimension:
         """The integer domain [lo, hi], both ends included (the paper's [1, 128])."""
@@ -90,7 +102,9 @@ class Space:
     def box(self, ranges: Mapping[str, Any] | None = None, **kw: Any) -> Box:
         """A subscription's hyper-rectangle. Each attribute takes (lo, hi), both included, or an
         EventPy Interval (open or closed ends); a missing attribute is its whole domain. The box
-        is clipped to the domain; it may come out empty (then no sub-space is needed)."""
+        is clipped to the domain; it may come out empty (then no sub-space is needed). A real
+        domain's top value `hi` is one of its values (Dimension.floats), so a range that reaches it
+        keeps it: the box ends just above `hi` there."""
         given = dict(ranges or {}, **kw)
         unknown = set(given) - set(self.index)
         if unknown:
@@ -99,8 +113,8 @@ class Space:
         out = []
         for dim in self.dims:
             r = given.get(dim.name)
-            lo, hi = (dim.lo, dim.hi) if r is None else _half_open(dim, r)
-            out.append((max(lo, dim.lo), min(hi, dim.hi)))
+            lo, hi = (dim.lo, dim.top) if r is None else _half_open(dim, r)
+            out.append((max(lo, dim.lo), min(hi, dim.top)))
         return tuple(out)
 
     def point(self, values: Mapping[str, Any] | Sequence[Any]) -> tuple[float, ...]:
@@ -108,7 +122,14 @@ class Space:
             missing = [d.name for d in self.dims if d.name not in values]
             if missing:
                 raise KeyError(f"an event needs every attribute of the space; missing {', '.join(missing)}")
+            unknown = [str(a) for a in values if a not in self.index]
+            if unknown:  # a misspelt attribute was dropped without a word
+                raise KeyError(f"{', '.join(unknown)}: no such attribute; the space has "
+                               f"{', '.join(self.index)}")
             values = [values[d.name] for d in self.dims]
+        elif isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise TypeError(f"an event is {{attribute: value}} or a sequence of {self.d} values, "
+                            f"not {values!r}")
         if len(values) != self.d:
             raise ValueError(f"an event of this space has {self.d} values, not {len(values)}")
         out = []
@@ -116,12 +137,18 @@ class Space:
             if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__index__") \
                     and not hasattr(v, "__float__"):
                 raise TypeError(f"{dim.name} must be a number, not {v!r}")
-            v = float(v)
+            given = v
+            try:
+                v = float(v)
+            except OverflowError:  # an int beyond any float: outside every domain
+                raise ValueError(f"{dim.name} = {given} is outside its domain {dim.domain()}") from None
             if dim.integer and not v.is_integer():
-                raise ValueError(f"{dim.name} is an integer attribute; {v:g} is not a whole value")
+                raise ValueError(f"{dim.name} is an integer attribute; {given!r} is not a whole value")
             if not dim.lo <= v <= dim.hi or (dim.integer and v == dim.hi):
-                raise ValueError(f"{dim.name} = {v:g} is outside its domain [{dim.lo:g}, {dim.hi:g})")
-            out.append(min(v, math.nextafter(dim.hi, -math.inf)))
+                raise ValueError(f"{dim.name} = {given!r} is outside its domain {dim.domain()}")
+            # hi itself (a real domain's top) stays as published: code() puts it in the top cell,
+            # and the subscriber's guard and callback must see the value the publisher sent
+            out.append(v)
         return tuple(out)
 
     def code(self, point: Sequence[float]) -> str:
@@ -141,7 +168,16 @@ class Space:
         return "".join(out)
 
     def region(self, dz: str) -> Box:
-        """The box a dz-expression names."""
+        """The box a dz-expression names. A real domain's top value is in the topmost cell
+        (code() puts it there): that cell's box ends just above it, as boxes from Space.box do.
+        (Splits halve the cell, `_cell`, whose ranges end at the domain's `hi`.)"""
+        return self._closed(self._cell(dz))
+
+    def _closed(self, reg: Box) -> Box:
+        return tuple((lo, dim.top if hi == dim.hi else hi) for (lo, hi), dim in zip(reg, self.dims))
+
+    def _cell(self, dz: str) -> Box:
+        """The sub-space of a dz-expression as the decomposition halves it, [lo, hi) per dimension."""
         _check(dz)
         ranges = [list(r) for r in self.whole]
         starred = [False] * self.d
@@ -165,7 +201,7 @@ class Space:
         """The share of the whole space a dz-expression's sub-space takes (0..1)."""
         v = self._volumes.get(dz)
         if v is None:  # asked again and again by eviction and rate estimates: kept
-            v = math.prod((hi - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self.region(dz), self.dims))
+            v = math.prod((hi - lo) / (d.hi - d.lo) for (lo, hi), d in zip(self._cell(dz), self.dims))
             if len(self._volumes) < 1 << 16:
                 self._volumes[dz] = v
         return v
@@ -250,7 +286,7 @@ class Space:
         dz again, so a refinement dropped no false positive (merge folded them back into dz):
         Figure 4's DZ+1 of 00 for the subscription *0*0 is {0000, 0010} = 00*0, not {000, 001}."""
         _check(dz)
-        reg = self.region(dz)
+        reg = self._cell(dz)  # halved at its midpoints (region() may end past the domain's top)
         starred = {k % self.d for k, c in enumerate(dz) if c == "*"}
         pos = len(dz)
         while pos < self.depth:
@@ -267,7 +303,7 @@ class Space:
         lo, hi = reg[i]
         mid = (lo + hi) / 2
         kids = [(dz + "0", _with(reg, i, lo, mid)), (dz + "1", _with(reg, i, mid, hi))]
-        return [k for k, r in kids if box is None or _overlaps(r, box)]
+        return [k for k, r in kids if box is None or _overlaps(self._closed(r), box)]
 
 
 def coarser(dz: str) -> str:

@@ -72,7 +72,10 @@ def ref_region(space: Space, dz: str):
         lo, hi = ranges[i]
         mid = (lo + hi) / 2
         ranges[i] = [lo, mid] if c == "0" else [mid, hi]
-    return tuple(tuple(r) for r in ranges)
+    # a real domain's top value belongs to it (space_of: both ends included): the cells at the
+    # top hold it, so they end just above it
+    return tuple((lo, math.nextafter(hi, INF) if not dim.integer and hi == dim.hi else hi)
+                 for (lo, hi), dim in zip(ranges, space.dims))
 
 
 def valid_dzs(d: int, depth: int) -> list[str]:
@@ -314,7 +317,8 @@ def test_figure2_accurate_mapping_is_001_011(depth):
     assert got == ["0*1"]
     # same sub-space as the paper's {001, 011}: compare the regions' union cell by cell
     assert cell_set(space, got) == cell_set(space, ["001", "011"])
-    assert ref_region(space, "0*1") == ((25.0, 50.0), (0.0, 100.0))
+    # (Area = 100, the domain's top, is in it: the top cells end just above it)
+    assert ref_region(space, "0*1") == ((25.0, 50.0), (0.0, math.nextafter(100.0, INF)))
     # the paper's coarsening of sub1 to the sub-space 0 (§3) is its DZ-1, and covers it
     assert coarser("0*1") == "0"
     assert covered("0*1", "0") and covered("001", "0") and covered("011", "0")
