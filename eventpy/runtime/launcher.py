@@ -85,16 +85,9 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def _check_connected(path: Path, topology: Topology) -> None:
     """Events cross only along links: brokers in two parts would be two overlays."""
-    first = topology.brokers[0]
-    seen, todo = {first}, [first]
-    while todo:
-        for n in topology.neighbors(todo.pop()):
-            if n not in seen:
-                seen.add(n)
-                todo.append(n)
-    apart = [b for b in topology.brokers if b not in seen]
+    apart = topology.apart()
     if apart:
-        raise SystemExit(f"{path}: broker {apart[0]!r} is not linked to {first!r}, so no event could cross "
+        raise SystemExit(f"{path}: broker {apart[0]!r} is not linked to {topology.brokers[0]!r}, so no event could cross "
                          "between them; the brokers must form one tree (add links = [[\"A\", \"B\"], ...] "
                          "before the [brokers.NAME] tables)")
 

@@ -84,6 +84,13 @@ class Topology:
     def connected(self) -> bool:
         return len(self.brokers) <= 1 or len(_reach(self._adj, self.brokers[0])) == len(self.brokers)
 
+    def apart(self) -> list[str]:
+        """The brokers no chain of links reaches from the first (in order; none when connected)."""
+        if not self.brokers:
+            return []
+        seen = _reach(self._adj, self.brokers[0])
+        return [b for b in self.brokers if b not in seen]
+
 
 def _reach(adj: dict, start: str) -> set[str]:
     seen, todo = {start}, [start]

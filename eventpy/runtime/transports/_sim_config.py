@@ -27,18 +27,10 @@ def check_connected(topology: Any) -> None:
     if not isinstance(topology, Topology):
         raise TypeError(f"a Simulation runs on a Topology (eventpy.runtime.overlay: line(5), star(4), "
                         f"tree(7), random_tree(9), Topology(brokers, links)), not {type(topology).__name__}")
-    if topology.connected():
-        return
-    first = topology.brokers[0]
-    seen, todo = {first}, [first]
-    while todo:
-        for n in topology.neighbors(todo.pop()):
-            if n not in seen:
-                seen.add(n)
-                todo.append(n)
-    apart = [b for b in topology.brokers if b not in seen]
-    raise TopologyError(f"broker {apart[0]!r} is not linked to {first!r}, so no event could cross between "
-                        "them; the brokers must form one tree (add a link)")
+    apart = topology.apart()
+    if apart:
+        raise TopologyError(f"broker {apart[0]!r} is not linked to {topology.brokers[0]!r}, so no event "
+                            "could cross between them; the brokers must form one tree (add a link)")
 
 
 def check_delay(what: str, value: Any) -> float:
