@@ -22,16 +22,15 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Callable, Hashable
 
-from ..matching import Matcher, make_matcher
+from ..matching import make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
+from ._adverts import Advertisements, _TypeState
 from ._flushes import FlushTracker
 from ._upstream import Upstream
-from ._clees import VersionCache
 from ._evolving import DEFAULT_HORIZON, DEFAULT_TTL, Evolving, EvolvingHulls, choose_engine
 from ..model import EventType
 from ._state import STALE, MessageError, SubState
@@ -45,25 +44,7 @@ MAX_UNKNOWN_PUB_NOTES = 1000  # (link, type) pairs whose dropped PUB is logged; 
 _NOTED = (Pub, Flush, FlushAck)  # what handle() does not pass to FlushTracker.note (a PUB: noted inline)
 
 
-@dataclass
-class _TypeState:
-    etype: EventType
-    matcher: Matcher
-    summary: Any
-    pubs: set = field(default_factory=set)  # links that advertised the type (Fig. 6 line 8)
-    upstream: set = field(default_factory=set)  # the broker links among them: summaries go there
-    adv_sent: set = field(default_factory=set)  # broker links we forwarded the ADV to
-    subs: dict = field(default_factory=dict)  # (link, sid) -> SubState
-    sent: dict = field(default_factory=dict)  # upstream broker link -> _Sent
-    seen: dict = field(default_factory=dict)  # upstream broker link -> summary version last read
-    accepts: tuple = ()  # per attribute, the Python types a PUB value may have
-    cache: VersionCache | None = None  # the CLEES versions of its evolving conjunctions
-
-    def __post_init__(self) -> None:
-        self.accepts = self.etype.accepts  # EventType's table: a float attribute takes ints, a bool is no int
-
-
-class Broker(Upstream, Evolving):
+class Broker(Advertisements, Upstream, Evolving):
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
                  overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON,
@@ -243,65 +224,6 @@ class Broker(Upstream, Evolving):
         if evolve is None:
             return None
         return self.clock() + (evolve - self.evolving.overlay_clock())  # from the overlay clock
-
-    # -- advertisements (Fig. 6 lines 7-9) ------------------------------------------------------------
-    def _type(self, name: str) -> _TypeState:
-        ts = self.types.get(name)
-        if ts is None:
-            raise MessageError(f"event type {name!r} was never advertised here")
-        return ts
-
-    def _on_adv(self, link: Link, msg: Adv, out: Sends) -> None:
-        try:
-            etype = EventType.from_wire(msg.etype, msg.schema)
-        except (KeyError, TypeError, ValueError) as e:
-            raise MessageError(f"bad schema for {msg.etype!r}: {e}") from None
-        ts = self.types.get(msg.etype)
-        if ts is None:
-            ts = self.types[msg.etype] = _TypeState(
-                etype, make_matcher(self.matcher_name, etype), SUMMARIES[self.summary_name](etype))
-            if self.evolving_engine == "clees":
-                ts.cache = VersionCache(etype.index, self.cache_ttl)
-        elif ts.etype != etype:
-            raise MessageError(f"{msg.etype!r} advertised with schema ({etype.describe()}), "
-                               f"known as ({ts.etype.describe()})")
-        if not msg.publishes:
-            return  # a subscriber's schema: known here now, and no route for subscriptions
-        new = link not in ts.pubs
-        ts.pubs.add(link)
-        if link in self.broker_links:
-            ts.upstream.add(link)
-        self._forward_adv(ts, out)
-        if new and link in self.broker_links:
-            if msg.etype in self.evolving.behind:
-                self._resummarize(ts)  # its summaries were left behind the window: none was read
-            self._propagate(ts, out)  # subscriptions follow the reverse path of advertisements
-
-    def _forward_adv(self, ts: _TypeState, out: Sends) -> None:
-        adv = Adv(ts.etype.name, ts.etype.to_wire())
-        for link, role in self.links.items():
-            if role == "broker" and link not in ts.adv_sent and _others(ts.pubs, link):
-                ts.adv_sent.add(link)
-                out.append((link, adv))
-
-    def _on_unadv(self, link: Link, msg: Unadv, out: Sends) -> None:
-        ts = self._type(msg.etype)
-        if link in ts.pubs:
-            ts.pubs.discard(link)
-            ts.upstream.discard(link)
-            ts.seen.pop(link, None)  # a later ADV on this link must get the summary again
-            sent = ts.sent.pop(link, None)
-            if sent is not None:
-                out.append((link, Unsub(ts.etype.name, sent.sid)))
-                self._stats["unsub_sent"] += 1
-            self._retract_adv(ts, out)
-
-    def _retract_adv(self, ts: _TypeState, out: Sends) -> None:
-        for link in list(ts.adv_sent):
-            if not _others(ts.pubs, link):
-                ts.adv_sent.discard(link)
-                if link in self.links:
-                    out.append((link, Unadv(ts.etype.name)))
 
     # -- subscriptions (Fig. 6 lines 10-28, 33-38) ------------------------------------------------------
     def _on_sub(self, link: Link, msg: Sub, out: Sends) -> None:
@@ -495,8 +417,3 @@ class Broker(Upstream, Evolving):
                           "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
             "stats": dict(self.stats),
         }
-
-
-def _others(links: set, link: Link) -> bool:
-    """Does `links` hold a link other than `link`? (without copying the set)"""
-    return len(links) > (1 if link in links else 0)

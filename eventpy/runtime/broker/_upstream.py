@@ -12,7 +12,7 @@ from ..messages import Sub, Unsub, Upd
 from ..model import ValueSet
 
 if TYPE_CHECKING:
-    from ._broker import _TypeState
+    from ._adverts import _TypeState
 
 Link = Hashable
 Sends = list[tuple[Link, Any]]
