@@ -67,6 +67,17 @@ def test_the_p2p_block_prints_what_its_comments_say():
     assert out.getvalue() == "{'temp': 35, 'wind': 80}\n1.0 1.0\n"
 
 
+def test_the_replay_recipe_runs_both_modes_against_the_ground_truth():
+    (block,) = [b for b in BLOCKS if "from eventpy.replay.simulate import run_trace" in b]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README replay recipe", "exec"), {})
+    lines = out.getvalue().splitlines()
+    assert [line.split()[0] for line in lines] == ["parametric", "resub"]
+    for line in lines:
+        assert re.fullmatch(r"\w+ \d+ missed, 0 not owed, \d+ sub messages", line), line
+
+
 def test_an_epy_module_is_found_once_eventpy_is_imported_as_the_readme_says(tmp_path):
     # a user's subscriber began with `import bands` and met "No module named 'bands'" beside bands.epy
     import os
