@@ -40,6 +40,12 @@ class Sub:
     sid: int
     spec: tuple  # conjunctions: (((attr, var), ...), switch var or -1, (tree, ...))
     values: list  # variable values, indexed by variable
+    # a broker's summary that moves with time (it holds versions of evolving subscriptions, 003
+    # §IV-A): the sender's evolution horizon, in seconds. The versions cover publication times from
+    # about a horizon ago, so the receiver forwards an event published earlier than that (a late
+    # one) whatever its values, and the brokers that hold the subscriptions check it exactly. 0.0:
+    # the filters cover every publication time (a client's SUB, a summary of no evolving one)
+    moving: float = 0.0
 
 
 @dataclass(slots=True)

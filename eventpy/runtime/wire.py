@@ -11,6 +11,7 @@ link. Nothing received is ever evaluated: no pickle, no eval.
 
 from __future__ import annotations
 
+import math
 import struct
 import threading
 from typing import Any, Callable
@@ -144,7 +145,9 @@ _ENCODERS: dict[type, Callable[[Any], list | tuple]] = {
     Adv: lambda m: (["adv", m.etype, [list(f) for f in m.schema]] if m.publishes
                     else ["adv", m.etype, [list(f) for f in m.schema], False]),
     Unadv: lambda m: ["unadv", m.etype],
-    Sub: lambda m: ["sub", m.etype, m.sid, _spec_out(m.spec), [_enc_value(v) for v in m.values]],
+    # (a summary's horizon only when it moves: every other SUB is the frame it always was)
+    Sub: lambda m: (["sub", m.etype, m.sid, _spec_out(m.spec), [_enc_value(v) for v in m.values]] if not m.moving
+                    else ["sub", m.etype, m.sid, _spec_out(m.spec), [_enc_value(v) for v in m.values], m.moving]),
     Unsub: lambda m: ["unsub", m.etype, m.sid],
     Upd: lambda m: ["upd", m.etype, m.sid, [[var, _enc_value(v), seq] for var, (v, seq) in m.changes.items()]],
     # msgpack packs a tuple as the array a list would be: no copies on the path of every event
@@ -219,7 +222,8 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "adv": (2, _adv),
     "unadv": (1, lambda a: Unadv(_str(a[0], "event type"))),
     "sub": (4, lambda a: Sub(_str(a[0], "event type"), _int(a[1], "sid"), _spec_in(a[2]),
-                             [_dec_value(v) for v in _list(a[3], "values")])),
+                             [_dec_value(v) for v in _list(a[3], "values")],
+                             _horizon(a[4]) if len(a) > 4 else 0.0)),
     "unsub": (2, lambda a: Unsub(_str(a[0], "event type"), _int(a[1], "sid"))),
     "upd": (3, _upd),
     "pub": (6, lambda a: _pub("pub", *a)),
@@ -235,7 +239,13 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
 }
 
 
-_OPTIONAL_LAST = frozenset({"flush", "flushack", "adv"})  # kinds whose last field may be left out
+_OPTIONAL_LAST = frozenset({"flush", "flushack", "adv", "sub"})  # kinds whose last field may be left out
+
+
+def _horizon(x: Any) -> float:
+    if type(x) not in (int, float) or not 0 <= x < math.inf:
+        raise WireError("a SUB's moving horizon must be a finite number of seconds, 0 or more")
+    return float(x)
 
 
 def _budget(x: Any) -> float:

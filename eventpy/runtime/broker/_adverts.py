@@ -32,6 +32,11 @@ class _TypeState:
     seen: dict = field(default_factory=dict)  # upstream broker link -> summary version last read
     accepts: tuple = ()  # per attribute, the Python types a PUB value may have
     cache: VersionCache | None = None  # the CLEES versions of its evolving conjunctions
+    # the subscriptions whose filters move with time, (link, sid) -> horizon: this broker's
+    # evolving ones, and the summaries neighbors marked moving (Sub.moving); `late_links`: per
+    # broker link holding some, the shortest horizon (an event older than about that is late there)
+    moving: dict = field(default_factory=dict)
+    late_links: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.accepts = self.etype.accepts  # EventType's table: a float attribute takes ints, a bool is no int

@@ -30,6 +30,7 @@ from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refus
 from ._acks import AckTracker
 from ._adverts import Advertisements, _TypeState
 from ._flushes import FlushTracker
+from ._late import LateEvents
 from ._upstream import Upstream
 from ._evolving import DEFAULT_HORIZON, DEFAULT_TTL, Evolving, EvolvingHulls, choose_engine
 from ..model import EventType
@@ -44,7 +45,7 @@ MAX_UNKNOWN_PUB_NOTES = 1000  # (link, type) pairs whose dropped PUB is logged; 
 _NOTED = (Pub, Flush, FlushAck)  # what handle() does not pass to FlushTracker.note (a PUB: noted inline)
 
 
-class Broker(Advertisements, Upstream, Evolving):
+class Broker(Advertisements, Upstream, Evolving, LateEvents):
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
                  overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON,
@@ -239,6 +240,9 @@ class Broker(Advertisements, Upstream, Evolving):
             self.evolving.track(msg.etype, key, state)
             if ts.cache is not None:
                 ts.cache.add(state)
+            self._track_moving(ts, link, msg.sid, self.evolving.horizon)
+        elif msg.moving and link in self.broker_links:  # a neighbor's summary of evolving ones
+            self._track_moving(ts, link, msg.sid, msg.moving)
         for ci in state.switched_on:
             flt = self._version(ts, state, ci)
             ts.matcher.add((link, msg.sid, ci), self._indexed(state, ci, flt))
@@ -255,6 +259,8 @@ class Broker(Advertisements, Upstream, Evolving):
 
     def _remove_sub(self, ts: _TypeState, state: SubState) -> None:
         self.evolving.forget(ts.etype.name, (state.link, state.sid))
+        if ts.moving:
+            self._untrack_moving(ts, state.link, state.sid)
         if ts.cache is not None:
             ts.cache.drop(state)
         for ci in state.switched_on:
@@ -365,7 +371,8 @@ class Broker(Advertisements, Upstream, Evolving):
             keys = self._evolving_keys(ts, values, msg.time)
         else:
             keys = ts.matcher.match(values)
-        if not keys:
+        late = self._late_targets(ts, link, msg.time) if ts.late_links else None
+        if not keys and not late:
             return
         broker_links = self.broker_links
         from_broker = link in broker_links
@@ -392,6 +399,11 @@ class Broker(Advertisements, Upstream, Evolving):
                     clients[target] = (sid,)
                 elif sid not in sids:
                     clients[target] = sids + (sid,)
+        if late:
+            if brokers is None:
+                brokers = late
+            else:
+                brokers.extend(t for t in late if t not in brokers)
         if brokers is not None:
             fwd = msg if not msg.sids else Pub(msg.etype, values, msg.origin, msg.seq, msg.time)
             for target in brokers:

@@ -34,8 +34,9 @@ game server of 003 §VI-C) keeps its summaries behind the window until one does:
 maintain nothing as time passes, as the paper's do.
 
 The previous version covers up to R + horizon, so an upstream broker holding either one admits
-every event published within a horizon of its installation, as long as events and summaries take
-less than `horizon` to cross the overlay.
+every event published within a horizon of its installation, as long as summaries take less than
+`horizon` to cross the overlay. An event older than the window (late) travels by the summaries'
+mark instead (_late).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What a broker tells the brokers upstream (paper 000 Fig. 6 lines 39-47, `propagate`): its
 summary for each neighbor it received an advertisement from, sent only when it changed, as UPDs
 of broker variables when its structure is unchanged (parametric mode), else as a fresh SUB and an
-UNSUB of the old one. A mixin of `Broker`, whose state it reads."""
+UNSUB of the old one (and so when the summary starts or stops moving with time, _late). A mixin
+of `Broker`, whose state it reads."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 
 from ..messages import Sub, Unsub, Upd
 from ..model import ValueSet
+from ._late import nothing_of
 
 if TYPE_CHECKING:
     from ._adverts import _TypeState
@@ -26,6 +28,7 @@ class _Sent:
     filters: list[dict]
     structure: tuple
     seqs: list[int]
+    moving: float = 0.0  # the mark it was sent with (Sub.moving)
 
 
 class Upstream:
@@ -47,11 +50,18 @@ class Upstream:
                 new = [{}]
                 self._stats["summary_widened"] += 1
             sent = ts.sent.get(link)
-            if sent is not None and new == sent.filters:
+            moving = self._moving_for(ts, link) if ts.moving else 0.0
+            if not new and moving:
+                # every version behind it admits nothing now (expired: `elapsed() < ttl`), but an
+                # event published while one held may still come late: the neighbor keeps a
+                # subscription that admits no event on time and whose mark lets late ones through
+                new = [nothing_of(ts.etype)]
+            if sent is not None and new == sent.filters and moving == sent.moving:
                 continue
             structure = tuple(tuple(sorted(f)) for f in new)
             name = ts.etype.name
-            if self.mode == "parametric" and sent is not None and structure == sent.structure:
+            if (self.mode == "parametric" and sent is not None and structure == sent.structure
+                    and moving == sent.moving):
                 changes: dict = {}
                 var = 0
                 for f_old, f_new in zip(sent.filters, new):
@@ -67,9 +77,9 @@ class Upstream:
             if new:
                 spec, values = _spec_of(new)
                 sid = next(self._sids)
-                out.append((link, Sub(name, sid, spec, values)))
+                out.append((link, Sub(name, sid, spec, values, moving)))
                 self._stats["sub_sent"] += 1
-                ts.sent[link] = _Sent(sid, new, structure, [0] * len(values))
+                ts.sent[link] = _Sent(sid, new, structure, [0] * len(values), moving)
             else:
                 ts.sent.pop(link, None)
             if sent is not None:

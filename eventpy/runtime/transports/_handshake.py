@@ -15,8 +15,9 @@ from typing import Any
 from ..messages import Auth, Bye, Hello
 from ..wire import FrameDecoder, WireError, encode
 
-PROTOCOL = 3  # 2: FLUSH carries a budget and FLUSHACK the silent links (a peer of 1 would refuse them);
-# 3: a subscriber's ADV may say it does not publish (a peer of 2 would refuse its 4th field)
+PROTOCOL = 4  # 2: FLUSH carries a budget and FLUSHACK the silent links (a peer of 1 would refuse them);
+# 3: a subscriber's ADV may say it does not publish (a peer of 2 would refuse its 4th field);
+# 4: a broker's summary SUB may say it moves with time (a 5th field a peer of 3 would refuse)
 _READ = 65536
 
 

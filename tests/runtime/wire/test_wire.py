@@ -39,6 +39,7 @@ MESSAGES = [
     Bye("done"),
     Refused("qa.T", "broker b0: schema (a: str), known as (a: int)"),
     Adv("stocks.Quote", Q.to_wire(), False),  # a subscriber's schema
+    Sub("stocks.Quote", 8, PLAN.spec, VALUES, 2.5),  # a broker's summary that moves with time
     Auth("00ff", ""),
     Auth("", "ab" * 32),
 ]
@@ -48,6 +49,12 @@ MESSAGES = [
 def test_round_trip(msg):
     (back,) = FrameDecoder().feed(encode(msg))
     assert back == msg
+
+
+def test_a_sub_that_does_not_move_is_the_frame_it_always_was():
+    assert encode(Sub("stocks.Quote", 7, PLAN.spec, VALUES)) == encode(Sub("stocks.Quote", 7, PLAN.spec, VALUES, 0.0))
+    body = msgpack.unpackb(encode(Sub("stocks.Quote", 7, PLAN.spec, VALUES))[4:])
+    assert len(body) == 5  # kind, type, sid, spec, values: a peer of protocol 3 reads it
 
 
 def test_every_split_of_the_stream_gives_the_same_messages():
@@ -153,6 +160,10 @@ def frame(obj) -> bytes:
     frame(["sub", "t", 1, "spec", []]),      # malformed spec
     frame(["sub", "t", 1, [[[["a", 0]], -1, []]], [["X", 1]]]),  # unknown value tag
     frame(["upd", "t", 1, [[0, ["I", "lo", True, 1, True], 1]]]),
+    frame(["sub", "t", 1, [[[["a", 0]], -1, []]], [1], -1.0]),  # a moving horizon below 0
+    frame(["sub", "t", 1, [[[["a", 0]], -1, []]], [1], "1"]),
+    frame(["sub", "t", 1, [[[["a", 0]], -1, []]], [1], float("inf")]),
+    frame(["sub", "t", 1, [[[["a", 0]], -1, []]], [1], 1.0, 2]),  # a field too many
     frame(["pub", "t", [[1, 2]], "o", 1, 0.0, []]),
     frame(["pub", "t", [1], "o", 1, 0.0, ["x"]]),
     frame({"kind": "adv"}),                  # not an array
