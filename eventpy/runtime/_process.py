@@ -104,8 +104,13 @@ def _barrier(deadline: float, timeout: float) -> None:
             for n, t, _ in waits:  # not asked again after a reconnection, nor kept when answered
                 n._local.give_up(t)
             if failed:
-                raise TimeoutError(f"drain: {failed} did not answer within {timeout}s (the flush of node "
-                                   f"{node.name}, through broker {node._local.overlay.edge_name()})")
+                # the brokers stop waiting for a silent link before the drain's end, so that its
+                # name reaches the program: say how long that was, not the whole timeout
+                waited = timeout - max(0.0, deadline - time.monotonic())
+                raise TimeoutError(f"drain: {failed} did not answer within {waited:.1f}s of the drain's "
+                                   f"{timeout:g}s (the flush of node {node.name}, through broker "
+                                   f"{node._local.overlay.edge_name()}; the brokers give up on a silent link "
+                                   f"before the drain does, so that its name reaches you)")
             why = unreachable(node._local)
             raise TimeoutError(f"drain: node {node.name} had no answer to its flush from broker "
                                f"{node._local.overlay.edge_name()} within {timeout}s" + (f": {why}" if why else ""))
