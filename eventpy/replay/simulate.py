@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,18 +36,18 @@ class RunResult:
 def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str = "attribute",
               service: Any = "model", link_delay: float = 1e-3, memory: bool = True,
               rum: Any = None, service_scale: float = 1.0) -> RunResult:
-    """`rum`: the runtime update monitor (000 §6) on every subscription: an UpdateMonitor, True,
-    or a dict of its knobs; None for exact updates."""
-    if callable(service):  # a CostModel (e.g. calibrated from a measured run) or a Recorder
-        model = service
-    elif service in SERVICES:
-        model = SERVICES[service]()
+    """`service`: how long a broker takes to serve a message: "model", "measured", a callable
+    (a CostModel, a Recorder), or {broker: one of those} for brokers that differ (the others:
+    "model"), as Simulation takes it. `rum`: the runtime update monitor (000 §6) on every
+    subscription: an UpdateMonitor, True, or a dict of its knobs; None for exact updates."""
+    if isinstance(service, Mapping):
+        model: Any = {broker: _scaled(_service_model(m, f"service[{broker!r}]"), service_scale)
+                      for broker, m in service.items()}
     else:
-        raise ValueError(f"unknown service model {service!r}; one of {', '.join(SERVICES)} or a CostModel")
+        model = _scaled(_service_model(service, "service"), service_scale)
     wall = time.perf_counter()
     sim = Simulation(trace.topology, mode=mode, matcher=matcher, summary=summary,
-                     link_delay=link_delay, service=_scaled(model, service_scale),
-                     count_bytes=True)
+                     link_delay=link_delay, service=model, count_bytes=True)
     clients = {name: sim.client(name, broker) for name, broker in trace.clients.items()}
     for pub, names in trace.advertises.items():
         for et in names:
@@ -137,6 +138,14 @@ def run_trace(trace: Trace, mode: str, *, matcher: str = "fastint", summary: str
         "wall_s": time.perf_counter() - wall,
     }
     return RunResult(out, deliveries, rows, t0)
+
+
+def _service_model(service: Any, what: str) -> Any:
+    if callable(service):  # a CostModel (e.g. calibrated from a measured run) or a Recorder
+        return service
+    if isinstance(service, str) and service in SERVICES:
+        return SERVICES[service]()
+    raise ValueError(f"unknown {what} model {service!r}; one of {', '.join(SERVICES)} or a CostModel")
 
 
 def _scaled(service: Any, scale: float) -> Any:
