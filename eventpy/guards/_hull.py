@@ -33,6 +33,10 @@ def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | No
         return attrs[left[1]], op, right
     if _is_attr(right) and reads(left, "time") and not reads(left, "a"):
         return attrs[right[1]], ORDER_FLIP[op], left
+    alone = _isolated(("-", left, right))  # `x - v * elapsed() < w`, `x + 3 >= elapsed()`, ...
+    if alone is not None:
+        i, sign, e = alone
+        return attrs[i], op if sign > 0 else ORDER_FLIP[op], e
     if op in (">", ">="):  # W > abs(a - E): as abs(a - E) < W
         op, left, right = ORDER_FLIP[op], right, left
     near = _near(left)
@@ -80,7 +84,63 @@ def _near(t: Any) -> tuple[int, Any] | None:
         return d[1][1], d[2]
     if _is_attr(d[2]) and not reads(d[1], "a"):
         return d[2][1], d[1]
-    return None
+    alone = _isolated(d)  # abs(x - x0 - v * elapsed()): abs(s * (a - E)) is abs(a - E)
+    return None if alone is None else (alone[0], alone[2])
+
+
+def _isolated(d: Any) -> tuple[int, int, Any] | None:
+    """(attribute index, sign, E) when the tree `d` is a sum of terms (through +, - and unary
+    minus) of which one is an attribute alone and no other reads an attribute, E reading the
+    publication time: then d == sign * (a - E) (mathematically). E is a ("widen", sum, terms)
+    node: its value is computed in another order than `d`'s, so its range is widened by what
+    float rounding can make the two differ by (_widened), and the hull still covers the exact
+    predicate the broker holding it checks."""
+    terms: list[tuple[int, Any]] = []
+    if not _signed_terms(d, 1, terms):
+        return None
+    at = [k for k, (_, t) in enumerate(terms) if reads(t, "a")]
+    if len(at) != 1 or not _is_attr(terms[at[0]][1]):
+        return None
+    sign, attr = terms.pop(at[0])
+    if not terms or not any(reads(t, "time") for _, t in terms):
+        return None
+    e = None  # -sign * (the other terms): d == sign * a + rest, so a - E == sign * d
+    for s, t in terms:
+        s = -sign * s
+        e = (t if s > 0 else ("neg", t)) if e is None else ("+" if s > 0 else "-", e, t)
+    return attr[1], sign, ("widen", e, tuple(t for _, t in terms))
+
+
+_MAX_TERMS = 16  # a longer sum is left as it is (open upstream): the widening is sized for fewer
+
+
+def _signed_terms(t: Any, sign: int, out: list) -> bool:
+    if not isinstance(t, (tuple, list)) or not t:
+        return False
+    if t[0] in ("+", "-") and len(t) == 3:
+        return _signed_terms(t[1], sign, out) and _signed_terms(t[2], sign if t[0] == "+" else -sign, out)
+    if t[0] == "neg" and len(t) == 2:
+        return _signed_terms(t[1], -sign, out)
+    out.append((sign, t))
+    return len(out) <= _MAX_TERMS
+
+
+# How far a sum of n <= _MAX_TERMS terms computed in one order can be from the same sum computed
+# in another: each of the n additions rounds by at most half an ulp of a partial sum, which is at
+# most the sum of the terms' magnitudes M, so n * 2**-53 * M; twice that for the two orders, and
+# a margin: 1e-12 * M (about 70 times the bound for 16 terms)
+_REORDERING = 1e-12
+
+
+def _widened(r: Range | None, terms: list[Range | None]) -> Range | None:
+    """The range of a reordered sum, widened by what the reordering can change (above)."""
+    if r is None or any(t is None for t in terms):
+        return None
+    magnitude = max(abs(r[0]), abs(r[1])) + sum(max(abs(lo), abs(hi)) for lo, hi in terms)
+    if not magnitude < math.inf:
+        return None
+    slack = _REORDERING * magnitude + 5e-324  # (the smallest step up from 0)
+    return (r[0] - slack, r[1] + slack)
 
 
 def hull(op: str, expr: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Interval | None:
@@ -91,7 +151,12 @@ def hull(op: str, expr: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Int
         if e is None or w is None:
             return None
         closed = op == "near<="
-        return Interval(e[0] - w[1], closed, e[1] + w[1], closed)
+        # the exact check computes abs(a - E) and compares it with W, rounding the difference by
+        # up to an ulp of |a| + |E|; the ends here round too: widened by far more than both
+        slack = _REORDERING * (2 * max(abs(e[0]), abs(e[1])) + abs(w[1])) + 5e-324
+        if not slack < math.inf:
+            slack = 0.0  # an infinite end: nothing to round (and inf - inf would be NaN)
+        return Interval(e[0] - w[1] - slack, closed, e[1] + w[1] + slack, closed)
     return bound_interval(op, _range_of(expr, vs, t_lo, t_hi))
 
 
@@ -127,10 +192,15 @@ class Ranged:
     instead of a walk of interval arithmetic (~5x less). Any other tree, or an end where the
     evaluation fails or is not a number, is ranged by `tree_range`."""
 
-    __slots__ = ("tree", "_point", "_fixed")
+    __slots__ = ("tree", "_point", "_fixed", "_sum", "_terms")
 
     def __init__(self, tree: Any) -> None:
         self.tree = tree
+        self._sum: Ranged | None = None  # a ("widen", sum, terms) node: the sum and its terms, each ranged
+        if isinstance(tree, tuple) and tree and tree[0] == "widen":
+            self._sum, self._terms = Ranged(tree[1]), [Ranged(t) for t in tree[2]]
+            self._point = self._fixed = None
+            return
         occurrences = _monotone_in_time(tree)
         self._fixed = occurrences == 0  # reads no time: one evaluation
         # compiled at the first range taken (a subscription's SUB does not pay for it); None:
@@ -138,6 +208,8 @@ class Ranged:
         self._point: Any = _UNCOMPILED if occurrences is not None else None
 
     def range(self, vs: Sequence[Any], t_lo: float, t_hi: float) -> Range | None:
+        if self._sum is not None:
+            return _widened(self._sum.range(vs, t_lo, t_hi), [t.range(vs, t_lo, t_hi) for t in self._terms])
         point = self._point
         if point is _UNCOMPILED:
             try:
@@ -205,6 +277,8 @@ def _range(t: Any, vs: Sequence[Any], time: Range) -> Range | None:
         return (v, v)
     if kind == "time":
         return time
+    if kind == "widen":
+        return _widened(_range(t[1], vs, time), [_range(term, vs, time) for term in t[2]])
     if kind == "neg":
         r = _range(t[1], vs, time)
         return None if r is None else (-r[1], -r[0])
