@@ -7,7 +7,9 @@ switches), publications, client disconnects and reconnects, broker link failures
 restarts. After every step, once the simulation is quiescent, each broker's state must be what a
 broker built from scratch from the live subscriptions holds (_tables.check_converged); at the end,
 once every client has closed, unadvertised or gone, every broker's tables must be empty
-(_tables.leftovers).
+(_tables.leftovers). A bad peer sends control messages again or out of order (stale UPDs, a second
+UNSUB, ADV or UNADV, a broker's SUB or UPD repeated): each is refused or ignored, and the state
+still converges.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from eventpy.guards import compile_guard
 from eventpy.runtime.broker import Broker, _adverts
 from eventpy.runtime.matching import AdaptiveMatcher, make_matcher
+from eventpy.runtime.broker._upstream import _spec_of
+from eventpy.runtime.messages import Adv, Sub, Unadv, Unsub, Upd
 from eventpy.runtime.model import EventType
 from eventpy.runtime.overlay import line, random_tree, star, tree
 from eventpy.runtime.transports.inproc import Simulation
@@ -210,6 +214,56 @@ class Overlay(RuleBasedStateMachine):
             if c.broker == name:
                 sim._emit(name, sim.brokers[name].connect(c.name, "client"))
                 c._do(lambda core: core.resync())
+
+    # -- a bad peer: duplicated and reordered control messages (each refused or ignored) ------------
+    def _inject(self, broker: str, link: str, msg) -> None:
+        self.sim.run()
+        self.sim._emit(broker, self.sim.brokers[broker].handle(link, msg))
+
+    @precondition(lambda self: self._open())
+    @rule(data=st.data(), back=st.integers(0, 2))
+    def stale_update(self, data, back):
+        """An UPD overtaken by a later one (or sent twice) arrives: dropped as stale."""
+        _, (cname, g, sub) = data.draw(st.sampled_from(self._open()))
+        c, state = self.sim.clients[cname], sub.state
+        self.sim.run()
+        held = self.sim.brokers[c.broker].types[state.etype.name].subs[(cname, state.sid)]
+        if not held.values:
+            return
+        var = data.draw(st.integers(0, len(held.values) - 1))
+        value = PLANS[g].evaluate(params_of(g, self.rng))[var]  # another value of the variable
+        self._inject(c.broker, cname, Upd(state.etype.name, state.sid, {var: (value, max(held.seqs[var] - back, 0))}))
+
+    @precondition(lambda self: any(s[0] in self.sim.clients and s[2].state.closed for s in self.subs))
+    @rule(data=st.data())
+    def unsubscribe_twice(self, data):
+        cname, _, sub = data.draw(st.sampled_from(
+            [s for s in self.subs if s[0] in self.sim.clients and s[2].state.closed]))
+        self._inject(self.sim.clients[cname].broker, cname, Unsub(sub.state.etype.name, sub.state.sid))
+
+    @precondition(lambda self: self.sim.clients)
+    @rule(data=st.data(), etype=st.sampled_from([Q, F]))
+    def advertisement_twice(self, data, etype):
+        c = self._live(data)
+        msg = Adv(etype.name, etype.to_wire()) if etype.name in c.core.advertised else Unadv(etype.name)
+        self._inject(c.broker, c.name, msg)
+
+    @rule(data=st.data(), sub_too=st.booleans())
+    def broker_says_it_again(self, data, sub_too):
+        """A broker's last SUB or UPD upstream arrives again, with what it holds now."""
+        self.sim.run()
+        sent = [(b, etype, link, s) for b, broker in self.sim.brokers.items() for etype, ts in broker.types.items()
+                for link, s in ts.sent.items()]
+        if not sent:
+            return
+        b, etype, link, s = data.draw(st.sampled_from(sorted(sent, key=lambda x: x[:3])))
+        if sub_too:
+            spec, values = _spec_of(s.filters)
+            msg = Sub(etype, s.sid, spec, values)
+        else:
+            flat = [f[a] for f in s.filters for a in sorted(f)]
+            msg = Upd(etype, s.sid, {var: (flat[var], s.seqs[var]) for var in range(len(flat))})
+        self._inject(link, b, msg)
 
     # -- what must hold ----------------------------------------------------------------------------
     @invariant()
