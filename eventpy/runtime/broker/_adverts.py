@@ -109,6 +109,10 @@ class Advertisements:
             name = ts.etype.name
             del self.types[name]
             self.evolving.behind.discard(name)
+        elif not ts.subs:
+            # a dict keeps the table of its largest size: the type's lookup held ~40 bytes per
+            # subscription it ever had at once, for as long as a publisher kept the type here
+            ts.subs = {}
 
     def _retract_adv(self, ts: _TypeState, out: Sends) -> None:
         for link in list(ts.adv_sent):

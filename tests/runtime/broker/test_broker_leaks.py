@@ -5,6 +5,7 @@ while every event still arrives)."""
 from __future__ import annotations
 
 import logging
+import sys
 
 from eventpy.guards import compile_guard
 from eventpy.runtime.broker import Broker, _broker
@@ -145,3 +146,19 @@ def test_a_link_that_left_takes_its_dropped_event_notes(monkeypatch, caplog):
         b.handle("y", Pub("lk.Nope0", (1,), "y", 1, 0.0))
     assert "dropped a PUB of 'lk.Nope0' from 'y'" in caplog.text
     assert b._unknown_pubs == {("y", "lk.Nope0")}
+
+
+def test_the_lookup_table_shrinks_back_when_its_subscriptions_are_gone():
+    # a dict keeps the table of its largest size: 5,000 subscriptions that came and went left
+    # ~150 KiB in the type's lookup for as long as its publisher stayed
+    b = Broker("root")
+    b.connect("pub", "client")
+    b.handle("pub", Adv(Q.name, Q.to_wire()))
+    b.connect("c", "client")
+    empty = sys.getsizeof(b.types[Q.name].subs)
+    for sid in range(1, 5001):
+        b.handle("c", sub("price < 1.0", sid))
+    for sid in range(1, 4001):
+        b.handle("c", Unsub(Q.name, sid))
+    b.disconnect("c")
+    assert sys.getsizeof(b.types[Q.name].subs) == empty
