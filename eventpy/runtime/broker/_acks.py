@@ -91,6 +91,14 @@ class AckTracker(Waits):
 
     def disconnect(self, link: Link, out: Sends) -> None:
         self.forwarded.pop(link, None)
+        for other in [o for o, targets in self.forwarded.items() if link in targets]:
+            # what went to it is lost with it, and a link of that name that comes back owes nothing
+            # of it (before, every link whose changes had gone there kept the name until its next
+            # AckReq, which then asked the new link for changes it never saw)
+            targets = self.forwarded[other]
+            targets.discard(link)
+            if not targets:
+                del self.forwarded[other]
         for token, wait in list(self.waits.items()):
             if wait.origin == link:
                 del self.waits[token]

@@ -28,6 +28,10 @@ class _TypeState:
     upstream: set = field(default_factory=set)  # the broker links among them: summaries go there
     adv_sent: set = field(default_factory=set)  # broker links we forwarded the ADV to
     subs: dict = field(default_factory=dict)  # (link, sid) -> SubState
+    # the links that told us the schema (an ADV, a publisher's or a subscriber's) and may still
+    # subscribe to the type: a client until it leaves, a broker until its UNADV. The type is kept
+    # while one of them is here, or it has subscriptions or publishers (_forget_unused)
+    known: set = field(default_factory=set)
     sent: dict = field(default_factory=dict)  # upstream broker link -> _Sent
     seen: dict = field(default_factory=dict)  # upstream broker link -> summary version last read
     accepts: tuple = ()  # per attribute, the Python types a PUB value may have
@@ -66,6 +70,7 @@ class Advertisements:
         elif ts.etype != etype:
             raise MessageError(f"{msg.etype!r} advertised with schema ({etype.describe()}), "
                                f"known as ({ts.etype.describe()})")
+        ts.known.add(link)
         if not msg.publishes:
             return  # a subscriber's schema: known here now, and no route for subscriptions
         new = link not in ts.pubs
@@ -96,6 +101,23 @@ class Advertisements:
                 out.append((link, Unsub(ts.etype.name, sent.sid)))
                 self._stats["unsub_sent"] += 1
             self._retract_adv(ts, out)
+        if link in self.broker_links:  # a client keeps its schema (its subscriptions may follow)
+            ts.known.discard(link)
+        self._forget_unused(ts)
+
+    def _forget_unused(self, ts: _TypeState) -> None:
+        """Forget a type nothing refers to any more: no subscription, publisher or link that
+        told us its schema. Before, a type stayed for the broker's life once advertised, with its
+        matcher and summary: an overlay whose programs make classes on the fly (each one's event
+        types) grew at every broker for as long as it ran."""
+        if not (ts.subs or ts.pubs or ts.known or ts.adv_sent):
+            name = ts.etype.name
+            del self.types[name]
+            self.evolving.behind.discard(name)
+        elif not ts.subs:
+            # a dict keeps the table of its largest size: the type's lookup held ~40 bytes per
+            # subscription it ever had at once, for as long as a publisher kept the type here
+            ts.subs = {}
 
     def _retract_adv(self, ts: _TypeState, out: Sends) -> None:
         for link in list(ts.adv_sent):

@@ -124,7 +124,8 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         self.links.pop(link, None)
         self.broker_links.discard(link)
         out: Sends = []
-        for ts in self.types.values():
+        for ts in list(self.types.values()):
+            ts.known.discard(link)
             for key in [k for k in ts.subs if k[0] == link]:
                 self._remove_sub(ts, ts.subs.pop(key))
             ts.summary.drop_link(link)
@@ -136,6 +137,10 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
                 ts.upstream.discard(link)
                 self._retract_adv(ts, out)
             self._propagate(ts, out)
+            self._forget_unused(ts)
+        # its notes of dropped events go too (a bounded set: a link's would stay for good, and
+        # later links' drops go unlogged)
+        self._unknown_pubs = {p for p in self._unknown_pubs if p[0] != link}
         self.flushes.disconnect(link, out)
         self.acks.disconnect(link, out)
         return out
@@ -256,6 +261,7 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
             raise MessageError(f"UNSUB of unknown subscription {msg.sid} of {msg.etype!r}")
         self._remove_sub(ts, state)
         self._propagate(ts, out)
+        self._forget_unused(ts)
 
     def _remove_sub(self, ts: _TypeState, state: SubState) -> None:
         self.evolving.forget(ts.etype.name, (state.link, state.sid))

@@ -48,7 +48,13 @@ class _Heap:
             heapify(heap)
 
     def drop(self, link: Link) -> None:
-        del self.of[link]
+        of = self.of
+        del of[link]
+        if not of:  # the last link left: nothing stale stays behind (put compacts only on a push)
+            self.heap.clear()
+        elif len(self.heap) > 2 * len(of) + 32:
+            self.heap[:] = of.values()
+            heapify(self.heap)
 
     def top(self, neighbor: Link) -> tuple:
         """The smallest live item of a link other than `neighbor` (there must be one)."""
@@ -114,7 +120,10 @@ class AttributeSummary:
         entries = self.entries.setdefault(link, {})
         if flt is None:
             entries.pop(key, None)
-            self._dirty.add(link)  # the aggregate may shrink: recomputed over the link's entries
+            if not entries:  # the link's last entry: its aggregate goes now, not at the next read
+                self._forget(link)  # (a broker nothing upstream reads kept every such link)
+            else:
+                self._dirty.add(link)  # the aggregate may shrink: recomputed over the link's entries
         else:
             if key in entries:
                 self._dirty.add(link)
@@ -125,8 +134,21 @@ class AttributeSummary:
 
     def drop_link(self, link: Link) -> None:
         self.entries.pop(link, None)
-        self._dirty.add(link)
+        self._cache.pop(link, None)  # the LUBs cached for it as a neighbor
+        self._forget(link)
         self.version += 1
+
+    def _forget(self, link: Link) -> None:
+        """A link without entries: its aggregate and its bounds go at once (a pass over the
+        attributes), and nothing of it waits for a `settle`. Deferred to the next read, as
+        before, a broker whose summaries nobody upstream reads (the root of the overlay, the
+        embedded broker) kept every link that ever unsubscribed or left in `_dirty`, and its
+        `entries`, for as long as it ran."""
+        self.entries.pop(link, None)
+        self._dirty.discard(link)
+        self._added.pop(link, None)
+        if link in self.aggs:
+            self._refresh(link, None)
 
     def settle(self) -> None:
         """Bring the aggregates of the links changed since the last read up to date: a pass over
