@@ -192,6 +192,7 @@ class Node:
         check_sent(self._max_frame, plan, env, env)  # the variables the SUB carries
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor, since))
+        self._local.joined(state)
         sub = Subscription(self, state)
         state.handle = sub
         if _here.running:  # asked inline: a field store comes here
