@@ -189,17 +189,20 @@ def _publish_fields(obj: Any, values: dict[str, Any]) -> None:
     recomputation of its variables, one UPD), so neither its broker nor its local filter ever
     holds some of them new and the others old."""
     st = _state(obj)
+    by_node: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
     for sub, fields in st.subs:
         mine = {f: _frozen(v) for f, v in values.items() if f in fields}
         if mine and not sub.closed and not _holds_already(sub, mine):
-            try:
-                sub._apply(mine)  # checked before they were stored (_check_fields)
-            except RuntimeError:
-                if not sub.closed:
-                    raise
-                # closed by another thread since the test above (obj.close(), shutdown()): as for
-                # a store after the close, there is nothing left to update; before, the store
-                # (already made) raised "the subscription is closed" in the storing thread
+            by_node.setdefault(id(sub._node), []).append((sub, mine))  # checked before they were stored
+    for items in by_node.values():  # (one node, but for an object whose subscribing was odd)
+        try:
+            type(items[0][0])._apply_together(items)  # one visit of the node for them all
+        except RuntimeError:
+            if not all(sub.closed for sub, _ in items):
+                raise
+            # closed by another thread since the test above (obj.close(), shutdown()): as for
+            # a store after the close, there is nothing left to update; before, the store
+            # (already made) raised "the subscription is closed" in the storing thread
 
 
 def _check_field(obj: Any, field: str, value: Any, written: Callable[[], str] | str = "") -> None:

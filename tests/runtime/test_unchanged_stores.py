@@ -59,8 +59,8 @@ def test_a_store_of_the_value_a_field_holds_does_not_go_to_the_node():
                 p.x = p.x + 1.0 if i % 2 == 0 and tick == 0 else p.x
                 p.zones = {"a"}  # the same set, stored again
                 p.zones.add("a")  # and a member it has
-        # the 10 movers, once each, for each of the 2 subscriptions reading x; nothing else
-        assert sends[0] == 20
+        # the 10 movers, once each (both subscriptions reading x in one visit); nothing else
+        assert sends[0] == 10
         del node._local.send
         eventpy.drain(timeout=10.0)
         upd = eventpy.stats()["upd_sent"]
@@ -95,5 +95,31 @@ def test_an_equal_value_of_another_type_is_still_checked_and_sent():
         Player.moved(5.5)
         eventpy.drain(timeout=10.0)
         assert p.seen == [5.5]
+    finally:
+        eventpy.shutdown()
+
+
+def test_a_store_read_by_several_event_methods_visits_the_node_once():
+    """x is read by the guards of moved and boom: one store, one visit of the node (one lock,
+    one wake) for both subscriptions. Before, one visit per subscription: a game loop moving
+    200 players paid twice the node's lock and the transport's wake per store."""
+    eventpy.shutdown()
+    Player = _player_class("one_visit_stores")
+    node = eventpy.default_node()
+    try:
+        players = [Player(float(i), 2.0) for i in range(10)]
+        eventpy.drain(timeout=10.0)
+        sends = _count_sends(node)
+        for p in players:
+            p.x += 1.0
+        assert sends[0] == 10
+        del node._local.send
+        for p in players:
+            assert [s.params["x"] for s in subscriptions_of(p)] == [p.x, p.x]
+        Player.moved(5.5)
+        Player.boom(0.0, "a")
+        eventpy.drain(timeout=10.0)
+        for p in players:
+            assert p.seen == ([5.5] if abs(5.5 - p.x) < 2.0 else []) + (["a"] if 0.0 > p.x - 2.0 else [])
     finally:
         eventpy.shutdown()
