@@ -223,7 +223,13 @@ def _check_fields(obj: Any, values: dict[str, Any], written: Callable[[], str] |
             except (TypeError, ValueError) as e:
                 what = (written() if callable(written) else written) or ", ".join(
                     f"{type(obj).__qualname__}.{f} = {_short(v)}" for f, v in values.items())
-                raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name})") from None
+                hint = NONE_HINT if any(v is None for v in mine.values()) else ""
+                raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name}){hint}") from None
+
+
+# A game's player that has not spawned (or has died) has no position: what to do instead of None
+NONE_HINT = ("; to have an object get none of these events for a while, give the field a value and "
+             "test a switch field first (`when self.spawned and ...`), or store a value the guard rejects")
 
 
 def _holds_already(sub: Any, frozen: dict[str, Any]) -> bool:
