@@ -102,6 +102,27 @@ class Subscription:
         if self._state.monitor is not None:
             self._node._settler.later(self._state)
 
+    @staticmethod
+    def _apply_together(items: list[tuple["Subscription", Mapping[str, Any]]]) -> None:
+        """`_apply` of several subscriptions of one node (an .epy object's that read a stored
+        field) in one visit of the node: one lock, one wake of the transport, instead of one per
+        subscription (a game loop's store reached the node once per event method reading the
+        field). One closed meanwhile (obj.close() in another thread) is skipped; RuntimeError if
+        the node is closed while one of them is not."""
+        node = items[0][0]._node
+
+        def update_all(core: Any) -> None:
+            for sub, frozen in items:
+                if not sub._state.closed:
+                    core.update(sub._state, frozen)
+
+        node._local.send(update_all)
+        if _here.running:  # asked inline: a field store comes here
+            _sent_by_callback()
+        for sub, _ in items:
+            if sub._state.monitor is not None:
+                node._settler.later(sub._state)
+
     def confirm(self, timeout: float = 5.0) -> None:
         """Wait until this subscription's changes so far (and every other change this node sent
         before the call) are in force at every broker they must reach (cascading
@@ -192,6 +213,7 @@ class Node:
         check_sent(self._max_frame, plan, env, env)  # the variables the SUB carries
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor, since))
+        self._local.joined(state)
         sub = Subscription(self, state)
         state.handle = sub
         if _here.running:  # asked inline: a field store comes here

@@ -49,6 +49,9 @@ class LocalNode:
         self.lock = threading.RLock()
         self.core = ClientCore(self.link, mode=overlay.mode)
         self.queues: dict[int, SerialQueue] = {}  # id(delivery group) -> its serial queue
+        # id(shared group) -> its open subscriptions (an .epy object's: one per event method and
+        # class), so that the group's queue goes when the last of them closes, not never
+        self._members: dict[int, int] = {}
         self._retired: list[SerialQueue] = []  # queues of closed subscriptions still running
         self.acks: dict[tuple, threading.Event] = {}
         # a FLUSH or ACKREQ asked again after a reconnection (`resync`): its new token -> the token
@@ -300,12 +303,28 @@ class LocalNode:
             q = self.queues[id(state.group)] = self.overlay.pool.serial()
         return q
 
+    def joined(self, state: SubscriptionState) -> None:
+        """A subscription of a shared group (an .epy object's) was made: counted, so that
+        `forget` knows when the group's last one closes."""
+        if state.group is not state:
+            with self.lock:
+                self._members[id(state.group)] = self._members.get(id(state.group), 0) + 1
+
     def forget(self, state: SubscriptionState) -> None:
+        """A subscription closed: its queue goes once no open subscription of its group is left
+        (a game closing thousands of players would otherwise keep a queue for each, and every
+        drain() would visit them all)."""
         with self.lock:
-            if state.group is state:
-                q = self.queues.pop(id(state), None)
-                if q is not None and not q.idle():  # drain still waits for what it is running
-                    self._retired.append(q)
+            key = id(state.group)
+            if state.group is not state:
+                left = self._members.get(key, 0) - 1
+                if left > 0:
+                    self._members[key] = left
+                    return
+                self._members.pop(key, None)
+            q = self.queues.pop(key, None)
+            if q is not None and not q.idle():  # drain still waits for what it is running
+                self._retired.append(q)
 
     def _after_deliveries(self, then: Callable[[], None]) -> None:
         """Call `then` once every delivery queued before now has run (a marker per busy queue)."""

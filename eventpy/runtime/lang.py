@@ -41,7 +41,7 @@ from ..guards._errors import source_lines
 from ._boundary import callers_mistake, past_wrapper
 from ._lang_class import EventClass, metaclass
 from ._lang_objects import _subscribing_init, node
-from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
+from ._lang_fields import (NONE_HINT, NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
                            class_attr, class_default, inheritors, inheritors_lock, last, nodes_left_by, release, released,
                            subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
@@ -187,7 +187,8 @@ class EventMethod:
                 found.append(param_type(env[f]))
             except TypeError:
                 raise TypeError(f"{self.etype.name}: the guard reads self.{f}, which is {env[f]!r}; a field "
-                                "a guard reads must be an int, float, str, bool or a set") from None
+                                "a guard reads must be an int, float, str, bool or a set"
+                                + (NONE_HINT if env[f] is None else "")) from None
         if tuple(found) in self._checked:
             return
         try:

@@ -231,6 +231,12 @@ class OrderedIndex:
         ends = ends[np.isfinite(ends)]
         leaves = int(min(MAX_LEAVES, max(1, n // 32)))
         bp = np.unique(np.quantile(ends, np.linspace(0, 1, leaves + 1)[1:-1])) if ends.size and leaves > 1 else np.empty(0)
+        if bp.tolist() == self.bp:
+            # the same leaves: the marks are already theirs (set/clear keep them in step). An index
+            # with no finite bound (a game's `abs(x - self.x) < view` leaves x unconstrained) or
+            # with one bound for all stays `crowded`, and re-marked every entry at every 1024th
+            # change of its type, for nothing, at a cost that grew with the entries
+            return
         self.bp = bp.tolist()
         nleaves = len(self.bp) + 1
         nbytes = self.full.shape[1]
