@@ -22,26 +22,28 @@ Range = tuple[float, float]
 ORDER_FLIP = {op: flipped for op, flipped in FLIP.items() if op != "!="}  # a bound is never !=
 
 
-def evolving_bound(tree: Any, attrs: Sequence[str]) -> tuple[str, str, Any] | None:
+def evolving_bound(tree: Any, attrs: Sequence[str], timed: bool = True) -> tuple[str, str, Any] | None:
     """(attribute, operator as seen from it, the other side) for a predicate tree of the shape
     `a op E` or `E op a` where E reads the publication time and no attribute; ("near<" or
-    "near<=", (E, W)) for `abs(a - E) < W` (or <=, or flipped) where E or W reads it; else None."""
+    "near<=", (E, W)) for `abs(a - E) < W` (or <=, or flipped) where E or W reads it; else None.
+    `timed=False`: also where nothing reads the time (a game's `abs(x - px) < view` over
+    parameters, which the matcher and the summaries can narrow as well)."""
     if not isinstance(tree, (tuple, list)) or len(tree) != 3 or tree[0] not in ORDER_FLIP:
         return None
     op, left, right = tree
-    if _is_attr(left) and reads(right, "time") and not reads(right, "a"):
+    if _is_attr(left) and (reads(right, "time") or not timed) and not reads(right, "a"):
         return attrs[left[1]], op, right
-    if _is_attr(right) and reads(left, "time") and not reads(left, "a"):
+    if _is_attr(right) and (reads(left, "time") or not timed) and not reads(left, "a"):
         return attrs[right[1]], ORDER_FLIP[op], left
-    alone = _isolated(("-", left, right))  # `x - v * elapsed() < w`, `x + 3 >= elapsed()`, ...
+    alone = _isolated(("-", left, right), timed)  # `x - v * elapsed() < w`, `x + 3 >= elapsed()`, ...
     if alone is not None:
         i, sign, e = alone
         return attrs[i], op if sign > 0 else ORDER_FLIP[op], e
     if op in (">", ">="):  # W > abs(a - E): as abs(a - E) < W
         op, left, right = ORDER_FLIP[op], right, left
-    near = _near(left)
+    near = _near(left, timed)
     if op in ("<", "<=") and near is not None and not reads(right, "a") and (
-            reads(near[1], "time") or reads(right, "time")):
+            reads(near[1], "time") or reads(right, "time") or not timed):
         return attrs[near[0]], "near" + op, (near[1], right)  # abs(a - E) < W: a within W of E
     return None
 
@@ -73,7 +75,7 @@ _HOLDS = {
 }
 
 
-def _near(t: Any) -> tuple[int, Any] | None:
+def _near(t: Any, timed: bool = True) -> tuple[int, Any] | None:
     """(attribute index, E) for `abs(a - E)` or `abs(E - a)` with E free of attributes."""
     if not (isinstance(t, (tuple, list)) and len(t) == 3 and t[0] == "f" and t[1] == "abs"):
         return None
@@ -84,15 +86,15 @@ def _near(t: Any) -> tuple[int, Any] | None:
         return d[1][1], d[2]
     if _is_attr(d[2]) and not reads(d[1], "a"):
         return d[2][1], d[1]
-    alone = _isolated(d)  # abs(x - x0 - v * elapsed()): abs(s * (a - E)) is abs(a - E)
+    alone = _isolated(d, timed)  # abs(x - x0 - v * elapsed()): abs(s * (a - E)) is abs(a - E)
     return None if alone is None else (alone[0], alone[2])
 
 
-def _isolated(d: Any) -> tuple[int, int, Any] | None:
+def _isolated(d: Any, timed: bool = True) -> tuple[int, int, Any] | None:
     """(attribute index, sign, E) when the tree `d` is a sum of terms (through +, - and unary
     minus) of which one is an attribute alone and no other reads an attribute, E reading the
     publication time: then d == sign * (a - E) (mathematically). E is a ("widen", sum, terms)
-    node: its value is computed in another order than `d`'s, so its range is widened by what
+    node (E reading the time unless `timed` is False): its value is computed in another order than `d`'s, so its range is widened by what
     float rounding can make the two differ by (_widened), and the hull still covers the exact
     predicate the broker holding it checks."""
     terms: list[tuple[int, Any]] = []
@@ -102,7 +104,7 @@ def _isolated(d: Any) -> tuple[int, int, Any] | None:
     if len(at) != 1 or not _is_attr(terms[at[0]][1]):
         return None
     sign, attr = terms.pop(at[0])
-    if not terms or not any(reads(t, "time") for _, t in terms):
+    if not terms or (timed and not any(reads(t, "time") for _, t in terms)):
         return None
     e = None  # -sign * (the other terms): d == sign * a + rest, so a - E == sign * d
     for s, t in terms:

@@ -241,7 +241,7 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         if key in ts.subs:
             self._remove_sub(ts, ts.subs.pop(key))
         ts.subs[key] = state
-        if any(state.evolving):
+        if any(state.moves):
             self.evolving.track(msg.etype, key, state)
             if ts.cache is not None:
                 ts.cache.add(state)

@@ -169,7 +169,7 @@ class Evolving:
     def _indexed(self, state: Any, ci: int, version: dict) -> dict:
         """What the matcher gets: VES's version; under LEES and CLEES the conjunction without its
         evolving bounds (003 §V-B, §V-C: the non-evolving predicates stay in the matcher)."""
-        return version if self.evolving_engine == "ves" or not state.evolving[ci] else state.filter(ci)
+        return version if self.evolving_engine == "ves" or not state.moves[ci] else state.filter(ci)
 
     def _revise(self, ts: Any, state: Any, ci: int, attrs: Any = ()) -> None:
         """Recompute a conjunction's version after the window moved or a value it reads changed,
@@ -178,7 +178,8 @@ class Evolving:
         summaries."""
         key = (state.link, state.sid, ci)
         flt = None
-        if self.evolving_engine == "ves":
+        moves = state.moves[ci]
+        if self.evolving_engine == "ves" or not moves:  # (a version that does not move is indexed by every engine)
             flt = self._version(ts, state, ci)
             touched = {a if a is not None else next(iter(ts.etype.schema)) for a, _, _ in state.evolving[ci]}
             for attr in touched.union(attrs):  # a time switch turns the version off on the first attribute
@@ -187,7 +188,7 @@ class Evolving:
             static = state.filter(ci)
             for attr in attrs:
                 ts.matcher.update(key, attr, static.get(attr))
-        if ts.upstream:
+        if ts.upstream or not moves:  # (one that does not move is not brought up to date later)
             ts.summary.set_entry(state.link, key, flt if flt is not None else self._version(ts, state, ci))
         else:
             self.evolving.behind.add(ts.etype.name)  # brought up to date when a broker reads it
@@ -209,7 +210,7 @@ class Evolving:
                     continue  # nothing to recompute: LEES and CLEES evaluate on demand
             for state in members.values():
                 for ci in state.switched_on:
-                    if state.evolving[ci]:
+                    if state.moves[ci]:
                         self._revise(ts, state, ci)
             if ts.upstream:
                 self._propagate(ts, out)
@@ -219,7 +220,7 @@ class Evolving:
         self.evolving.behind.discard(ts.etype.name)
         for state in self.evolving.members.get(ts.etype.name, {}).values():
             for ci in state.switched_on:
-                if state.evolving[ci]:
+                if state.moves[ci]:
                     ts.summary.set_entry(state.link, (state.link, state.sid, ci), self._version(ts, state, ci))
                     self._stats["versions_recomputed"] += 1
 
@@ -242,7 +243,7 @@ class Evolving:
         for (link, sid), state in self.evolving.members.get(ts.etype.name, {}).items():
             for ci in state.switched_on:
                 key = (link, sid, ci)
-                if state.evolving[ci] and key not in seen and filter_matches(state.filter(ci), index, values):
+                if state.moves[ci] and key not in seen and filter_matches(state.filter(ci), index, values):
                     keys.append(key)
                     seen.add(key)
         return keys

@@ -28,7 +28,7 @@ class MessageError(ValueError):
 
 class SubState:
     __slots__ = ("link", "sid", "conjs", "values", "seqs", "roles", "residual", "switched_on", "timed",
-                 "evolving")
+                 "evolving", "moves")
 
     def __init__(self, link: Hashable, sid: Any, etype: EventType, spec: Any, values: Any) -> None:
         if type(sid) is not int:
@@ -47,8 +47,13 @@ class SubState:
         self.conjs: list[tuple[tuple[tuple[str, int], ...], int]] = []
         self.residual: list[tuple] = []
         self.timed = False  # a predicate reads the event's publication time (elapsed())
-        # per conjunction, its evolving bounds `attr op E(time)` (what summaries can narrow)
+        # per conjunction, the bounds its attribute expressions put on one attribute, `attr op E`
+        # or `abs(attr - E) < W`, E and W over parameters and the publication time (what the
+        # matcher and the summaries narrow by: the conjunction's *version*, _evolving), and its
+        # time switches; `moves`: whether one reads the time (the version then moves with it:
+        # an evolving subscription), else it changes only with an UPD (a game's area of interest)
         self.evolving: list[list[tuple[str, str, Any]]] = []
+        self.moves: list[bool] = []
         for ci, conj in enumerate(spec):
             try:
                 constraints, switch, trees = conj
@@ -75,10 +80,12 @@ class SubState:
             # its evolving bounds (attr, op, E), and its time switches (None, op, (L, R)): what a
             # version narrows, or turns off while the switch cannot hold (an expired subscription)
             # (each side compiled once for the hulls taken of it every window or cached version)
+            found = [(t, b) for t, b in ((t, evolving_bound(t, etype.attrs, timed=False)) for t in trees) if b]
             bounds = [(a, op, (Ranged(e[0]), Ranged(e[1])) if op.startswith("near") else Ranged(e))
-                      for a, op, e in (b for b in (evolving_bound(t, etype.attrs) for t in trees) if b)]
+                      for _, (a, op, e) in found]
             switches = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2]))) for sw in (time_switch(t) for t in trees) if sw]
             self.evolving.append(bounds + switches)
+            self.moves.append(bool(switches) or any(reads_time(t) for t, _ in found))
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
 
     def _claim(self, var: Any, role: tuple[str, int, str | None]) -> None:
