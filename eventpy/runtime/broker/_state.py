@@ -3,6 +3,7 @@ variables (the nodes of Fig. 6, `(Φ^V, Φ, (x, v))`) and per-variable sequence 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Hashable
 
 from ...guards import TreeError, compile_predicate, reads_time
@@ -71,21 +72,15 @@ class SubState:
                 if type(self.values[switch]) is not bool:
                     raise MessageError(f"switch variable {switch} must be a bool")
             try:
-                preds = tuple(compile_predicate(t, len(etype.attrs), n) for t in trees)
+                trees = tuple(trees)
+                preds, timed, bounds, moves = _compiled(repr(trees), trees, etype.attrs, n)
             except (TreeError, TypeError) as e:
                 raise MessageError(f"conjunction {ci}: {e}") from None
             self.conjs.append((constraints, switch))
             self.residual.append(preds)
-            self.timed = self.timed or any(reads_time(t) for t in trees)
-            # its evolving bounds (attr, op, E), and its time switches (None, op, (L, R)): what a
-            # version narrows, or turns off while the switch cannot hold (an expired subscription)
-            # (each side compiled once for the hulls taken of it every window or cached version)
-            found = [(t, b) for t, b in ((t, evolving_bound(t, etype.attrs, timed=False)) for t in trees) if b]
-            bounds = [(a, op, (Ranged(e[0]), Ranged(e[1])) if op.startswith("near") else Ranged(e))
-                      for _, (a, op, e) in found]
-            switches = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2]))) for sw in (time_switch(t) for t in trees) if sw]
-            self.evolving.append(bounds + switches)
-            self.moves.append(bool(switches) or any(reads_time(t) for t, _ in found))
+            self.timed = self.timed or timed
+            self.evolving.append(bounds)
+            self.moves.append(moves)
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
 
     def _claim(self, var: Any, role: tuple[str, int, str | None]) -> None:
@@ -152,6 +147,25 @@ class SubState:
             if not p(event_values, vs):
                 return False
         return True
+
+
+@lru_cache(maxsize=4096)
+def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple, bool, list, bool]:
+    """A conjunction's attribute expressions, compiled: the exact predicates, whether one reads
+    the publication time, its bounds for versions (attr, op, E) and time switches (None, op, (L,
+    R)), what a version narrows or turns off while the switch cannot hold (an expired
+    subscription), each side compiled once for the hulls taken of it, and whether one of them
+    reads the time (the version moves). Shared by the subscriptions that send the same trees (the
+    objects of one class: a game's players), as the closures keep no state of their own.
+    `text` (the trees' repr) is the key: trees that compare equal may differ (1 and 1.0, 0.0 and
+    -0.0), and an int attribute times 1 is exact where times 1.0 rounds."""
+    preds = tuple(compile_predicate(t, len(attrs), n_vars) for t in trees)
+    found = [(t, b) for t, b in ((t, evolving_bound(t, attrs, timed=False)) for t in trees) if b]
+    bounds = [(a, op, (Ranged(e[0]), Ranged(e[1])) if op.startswith("near") else Ranged(e))
+              for _, (a, op, e) in found]
+    switches = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2]))) for sw in (time_switch(t) for t in trees) if sw]
+    moves = bool(switches) or any(reads_time(t) for t, _ in found)
+    return preds, any(reads_time(t) for t in trees), tuple(bounds + switches), moves
 
 
 def _role(role: tuple[str, int, str | None]) -> str:
