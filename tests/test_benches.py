@@ -170,6 +170,17 @@ def test_the_p2p_benchmark_runs_every_experiment_of_004_and_states_its_checks():
         assert abs(c["measured"] - w["W2"] / w["W1"]) < 0.01
 
 
+def test_the_area_of_interest_benchmark_checks_both_guards_deliver_alike():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "tools/bench/area_of_interest.py", "--players", "3", "--events", "200"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.count("same deliveries: checked") == 2
+    shares = [float(line.split()[-1].rstrip("%")) for line in done.stdout.splitlines() if " box " in f" {line} "
+              and line.rstrip().endswith("%")]
+    assert len(shares) == 2 and all(s < 100.0 for s in shares), done.stdout
+
+
 @pytest.mark.parametrize("bench", sorted(p.name for p in (ROOT / "tools" / "bench").glob("*.py")
                                           if not p.name.startswith("_")))
 def test_a_benchmarks_help_says_what_it_measures_in_whole_sentences(bench):
