@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._boundary import callers_mistake
+from ._boundary import callers_mistake, stays_cut
 from ._lang_fields import (OWN_DEFAULTS, FifoLock, GuardField, _check_field, _frozen, _state, class_attr, class_default,
                            inheritors, inheritors_lock, inherits, undeletable)
 from ._params import short as _short
@@ -40,8 +40,26 @@ def _field(cls: type, name: str) -> GuardField | None:
     return v if isinstance(v, GuardField) else None
 
 
+# The namespace key by which `metaclass(locals=..., events=...)` hands the compiler's list of a
+# class's `local` fields and decorated event methods to lang.make_event_class: not as class
+# keywords, which a base's own `__init_subclass__` would receive (and refuse, or drop).
+DECLARED = "__eventpy_declared__"
+
+
 class EventClass(type):
     """The metaclass of event classes: a store of a guard field on the class is a new default."""
+
+    def __init__(cls, name: str, bases: tuple, namespace: dict, **kwargs: Any) -> None:
+        super().__init__(name, bases, namespace, **kwargs)
+        if "__eventpy_events__" not in cls.__dict__:
+            # EventObject.__init_subclass__ did not run: a base's own hook did not call super()
+            # (object's does nothing, so Python programs often leave it out)
+            from .lang import make_event_class  # (lang imports this module)
+            try:
+                make_event_class(cls, kwargs.get("locals", ()), kwargs.get("events", ()))
+            except Exception as e:
+                stays_cut(e)
+                raise  # from the class statement (_boundary)
 
     def __setattr__(cls, name: str, value: Any) -> None:
         field = _field(cls, name) if not isinstance(value, GuardField) else None
@@ -115,8 +133,9 @@ class metaclass:
     conflict between EventClass and, say, ABCMeta never arises; `__prepare__` is the picked
     metaclass's own (an Enum's namespace, for one)."""
 
-    def __init__(self, explicit: Any = None) -> None:
+    def __init__(self, explicit: Any = None, locals: tuple = (), events: tuple = ()) -> None:
         self.explicit = explicit
+        self.declared = (tuple(locals), tuple(events)) if locals or events else None
 
     def _pick(self, bases: tuple) -> Any:
         winner = self.explicit if self.explicit is not None else type
@@ -143,9 +162,10 @@ class metaclass:
         return prepare(name, bases, **kwargs) if prepare is not None else {}
 
     def __call__(self, name: str, bases: tuple, namespace: Any, **kwargs: Any) -> Any:
+        if self.declared is not None:
+            namespace[DECLARED] = self.declared
         try:
             return self._pick(bases)(name, bases, namespace, **kwargs)
         except Exception as e:
-            if e.__traceback__ is not None and e.__traceback__.tb_next is None:
-                callers_mistake(e)  # cut below (_boundary) and passed only through here: stays cut
+            stays_cut(e)  # cut below (_boundary) and passed only through here: stays cut
             raise

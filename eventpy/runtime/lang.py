@@ -38,8 +38,8 @@ from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
-from ._boundary import callers_mistake, past_wrapper
-from ._lang_class import EventClass, metaclass
+from ._boundary import callers_mistake, past_wrapper, stays_cut
+from ._lang_class import DECLARED, EventClass, metaclass
 from ._lang_objects import _subscribing_init, node
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
                            class_attr, class_default, inheritors, inheritors_lock, last, nodes_left_by, release, released,
@@ -218,46 +218,11 @@ class EventObject(metaclass=EventClass):
 
     def __init_subclass__(cls, locals: Iterable[str] = (), events: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        local_fields = set(getattr(cls, "__eventpy_locals__", ())) | set(locals)
-        annotations = {}
-        for klass in reversed(cls.__mro__):
-            annotations.update(getattr(klass, "__annotations__", {}) or {})
-        try:  # a class the language refuses is the program's mistake: raised from its `class` line
-            for name in events:  # `event def`s under a decorator: it must have kept the `when`
-                if _marker(cls.__dict__.get(name)) is None:
-                    raise TypeError(f"{cls.__qualname__}.{name} is an `event def`, but its decorator returned "
-                                    f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
-                                    "publish: use functools.wraps in the decorator, or call what it adds from "
-                                    "the method's body")
-            events = _event_methods(cls, annotations)
-            fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
-            for f in fields | local_fields:
-                _refuse_computed(cls, f, local=f in local_fields)
-        except (GuardError, TypeError) as e:  # a guard, a signature, an override, a property
-            callers_mistake(e)
-            raise  # (_boundary)
-        for f in fields | local_fields:
-            if not isinstance(cls.__dict__.get(f), GuardField):
-                default = cls.__dict__.get(f, NOTHING)
-                type.__setattr__(cls, f, GuardField(f, local=f in local_fields))
-                if default is not NOTHING:  # the class's own: a base's is found through the MRO
-                    type.__setattr__(cls, OWN_DEFAULTS, {**cls.__dict__.get(OWN_DEFAULTS, {}), f: default})
-        cls.__eventpy_events__ = events
-        cls.__eventpy_fields__ = fields
-        cls.__eventpy_locals__ = frozenset(local_fields)
-        # the close Python's lookup finds (the class's own, a base's, a plain mixin's): unless it
-        # is EventObject's or already wrapped, this class gets it wrapped, so that it unsubscribes
-        # (the mixin itself stays as it was: other classes may use it)
-        where = next(k for k in cls.__mro__ if "close" in k.__dict__)
-        found = where.__dict__["close"]
-        if (inspect.isfunction(found) and where is not EventObject
-                and not getattr(found, "__eventpy_closing__", False)):
-            cls.close = _closing(found)  # type: ignore[method-assign]
-        init = cls.__dict__.get("__init__")
-        if init is None:  # inherited: wrap the original, so that this class subscribes too
-            init = getattr(cls.__init__, "__wrapped__", cls.__init__)
-        if not getattr(init, "__eventpy_wrapped__", False):
-            cls.__init__ = _subscribing_init(init)  # type: ignore[misc]
+        try:
+            make_event_class(cls, locals, events)
+        except Exception as e:
+            stays_cut(e)
+            raise
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
@@ -287,6 +252,59 @@ class EventObject(metaclass=EventClass):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def make_event_class(cls: type, locals: Iterable[str] = (), events: Iterable[str] = ()) -> None:
+    """Make `cls` an event class: its event methods, guard fields and `local` fields. Run by
+    EventObject.__init_subclass__, or by the metaclass when a base's `__init_subclass__` of the
+    program's did not call super() (EventClass.__init__). `locals` and `events` name the class's
+    `local` fields and decorated event methods: class keywords when the class has no base of the
+    program's, else given to the metaclass (DECLARED in the namespace), so that no base's hook
+    receives keywords the program never wrote."""
+    declared = cls.__dict__.get(DECLARED)
+    if declared is not None:
+        type.__delattr__(cls, DECLARED)
+        locals, events = (*locals, *declared[0]), (*events, *declared[1])
+    local_fields = set(getattr(cls, "__eventpy_locals__", ())) | set(locals)
+    annotations = {}
+    for klass in reversed(cls.__mro__):
+        annotations.update(getattr(klass, "__annotations__", {}) or {})
+    try:  # a class the language refuses is the program's mistake: raised from its `class` line
+        for name in events:  # `event def`s under a decorator: it must have kept the `when`
+            if _marker(cls.__dict__.get(name)) is None:
+                raise TypeError(f"{cls.__qualname__}.{name} is an `event def`, but its decorator returned "
+                                f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
+                                "publish: use functools.wraps in the decorator, or call what it adds from "
+                                "the method's body")
+        events = _event_methods(cls, annotations)
+        fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
+        for f in fields | local_fields:
+            _refuse_computed(cls, f, local=f in local_fields)
+    except (GuardError, TypeError) as e:  # a guard, a signature, an override, a property
+        callers_mistake(e)
+        raise  # (_boundary)
+    for f in fields | local_fields:
+        if not isinstance(cls.__dict__.get(f), GuardField):
+            default = cls.__dict__.get(f, NOTHING)
+            type.__setattr__(cls, f, GuardField(f, local=f in local_fields))
+            if default is not NOTHING:  # the class's own: a base's is found through the MRO
+                type.__setattr__(cls, OWN_DEFAULTS, {**cls.__dict__.get(OWN_DEFAULTS, {}), f: default})
+    cls.__eventpy_events__ = events
+    cls.__eventpy_fields__ = fields
+    cls.__eventpy_locals__ = frozenset(local_fields)
+    # the close Python's lookup finds (the class's own, a base's, a plain mixin's): unless it
+    # is EventObject's or already wrapped, this class gets it wrapped, so that it unsubscribes
+    # (the mixin itself stays as it was: other classes may use it)
+    where = next(k for k in cls.__mro__ if "close" in k.__dict__)
+    found = where.__dict__["close"]
+    if (inspect.isfunction(found) and where is not EventObject
+            and not getattr(found, "__eventpy_closing__", False)):
+        cls.close = _closing(found)  # type: ignore[method-assign]
+    init = cls.__dict__.get("__init__")
+    if init is None:  # inherited: wrap the original, so that this class subscribes too
+        init = getattr(cls.__init__, "__wrapped__", cls.__init__)
+    if not getattr(init, "__eventpy_wrapped__", False):
+        cls.__init__ = _subscribing_init(init)  # type: ignore[misc]
 
 
 def _unsubscribe(obj: Any) -> None:

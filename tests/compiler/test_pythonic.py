@@ -33,3 +33,60 @@ def test_types_written_as_strings_are_the_types_they_name():
     assert d.got == [9.0]
     with pytest.raises(TypeError, match="declared float"):
         ns["Desk"]("ten")  # the field's type, read from the string, is checked as a plain one would be
+
+
+# A plain base class with an `__init_subclass__` of its own, as registries and plugin systems
+# write it: taking no keywords, dropping them, or not calling super() at all (object's does
+# nothing, so Python programs often leave it out).
+@pytest.mark.parametrize("hook", [
+    "def __init_subclass__(cls):\n            super().__init_subclass__()\n            Registry.seen.append(cls.__name__)",
+    "def __init_subclass__(cls, **kw):\n            super().__init_subclass__()\n            Registry.seen.append(cls.__name__)",
+    "def __init_subclass__(cls, **kw):\n            Registry.seen.append(cls.__name__)",
+])
+def test_a_base_with_its_own_init_subclass_hook_leaves_the_event_class_working(hook):
+    # the first raised "Registry.__init_subclass__() got an unexpected keyword argument 'locals'"
+    # (a keyword the program never wrote); the second made the `local` field a plain guard field,
+    # so its stores reached the guard without a release; the third left Desk without event
+    # methods: `Desk.quote("IBM", 1.0)` said "missing 1 required positional argument: 'price'"
+    ns = load(f'''
+    import functools
+
+    def logged(f):
+        @functools.wraps(f)
+        def w(self, *a):
+            self.log.append(f.__name__)
+            return f(self, *a)
+        return w
+
+    class Registry:
+        seen = []
+        {hook}
+
+    class Desk(Registry):
+        local floor: float = 0.0
+
+        def __init__(self, limit: float):
+            self.limit = limit
+            self.got = []
+            self.log = []
+
+        @logged
+        event def quote(self, firm: str, price: float) when self.floor < price < self.limit:
+            self.got.append(price)
+
+        def open_floor(self):
+            release self.floor
+    ''')
+    Desk = ns["Desk"]
+    assert ns["Registry"].seen == ["Desk"]
+    d = Desk(10.0)
+    d.floor = 5.0                     # local: the guard still sees 0.0 until it is released
+    for price in (1.0, 12.0):
+        Desk.quote("IBM", price)
+    eventpy.drain(5.0)
+    assert d.got == [1.0] and d.log == ["quote"]
+    d.open_floor()
+    for price in (2.0, 6.0):
+        Desk.quote("IBM", price)
+    eventpy.drain(5.0)
+    assert d.got == [1.0, 6.0]
