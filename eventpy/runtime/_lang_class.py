@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._boundary import callers_mistake, stays_cut
-from ._lang_fields import (OWN_DEFAULTS, FifoLock, GuardField, _check_field, _frozen, _state, class_attr, class_default,
-                           inheritors, inheritors_lock, inherits, undeletable)
+from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _check_field, _frozen, _state, class_attr,
+                           class_default, inheritors, inheritors_lock, inherits, undeletable)
 from ._params import short as _short
 
 
@@ -112,6 +112,25 @@ def _new_default(cls: type, field: GuardField, value: Any) -> tuple[list[Any], s
                 raise
     return followers, written
 
+
+def take_class_defaults(obj: Any) -> None:
+    """A new object's fields from its class's defaults (`limit = 10.0` in the body), as Python
+    would read them: EventObject.__new__, or, where a base's __new__ comes first in the MRO and
+    does not reach it (`class Settings(dict)`), the constructor, before the program's __init__."""
+    cls = type(obj)
+    st = None
+    with inheritors_lock:  # no store on the class between the defaults taken and the joining
+        for f in cls.__eventpy_fields__ | cls.__eventpy_locals__:
+            v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
+            if v is NOTHING:
+                continue
+            v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, set) else v  # (a frozenset: as it is)
+            st = st or _state(obj)
+            st.inherited[f] = v
+            if f in cls.__eventpy_locals__:
+                st.released[f] = _frozen(v)
+        if st is not None:
+            inheritors.add(obj)  # a store on the class reaches it while it holds the class's value
 
 _combined: dict[type, type] = {}
 

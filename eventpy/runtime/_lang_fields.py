@@ -5,11 +5,11 @@ Re-exported by eventpy.runtime.lang, which generated code imports as `__eventpy_
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import deque
 from typing import Any, Callable, Iterable
 
 from ._boundary import callers_mistake
+from ._identity import IdentityWeakSet
 from ._params import freeze, short as _short
 
 
@@ -230,7 +230,8 @@ def _frozen(value: Any) -> Any:
 # -- defaults: what an object reads before it stores a value of its own ----------------------------
 OWN_DEFAULTS = "__eventpy_own_defaults__"  # in a class's own __dict__: the defaults its body (or a store on it) gave
 NOTHING = object()
-inheritors: "weakref.WeakSet[Any]" = weakref.WeakSet()  # live objects holding a value of their class's
+
+inheritors = IdentityWeakSet()  # live objects holding a value of their class's
 # Held while an object takes its class's defaults and joins `inheritors`, and while a store on a
 # class sets the new default and lists the objects that follow it: before, a class store while
 # other threads made objects raised "Set changed size during iteration" (the WeakSet grew under

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from ..guards import SUBSCRIBED_AT
 from ._boundary import callers_mistake, past_wrapper
+from ._lang_class import take_class_defaults
 from ._lang_fields import _frozen, _state, assigning
 
 _node_lock = threading.Lock()
@@ -73,6 +74,10 @@ def _forget_default() -> None:
 
 def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if "__eventpy_state__" not in self.__dict__:
+            # made by a base's __new__ that does not reach EventObject's (dict's, list's): the
+            # class's defaults, as that would have given them (none: this finds none again)
+            take_class_defaults(self)
         try:
             init(self, *args, **kwargs)
         except BaseException as e:  # the program's constructor: its frames, not this wrapper's

@@ -39,11 +39,10 @@ from typing import Any, Callable, Iterable
 from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
 from ._boundary import callers_mistake, past_wrapper, stays_cut
-from ._lang_class import DECLARED, EventClass, metaclass
+from ._lang_class import DECLARED, EventClass, metaclass, take_class_defaults
 from ._lang_objects import _subscribing_init, node
-from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
-                           class_attr, class_default, inheritors, inheritors_lock, last, nodes_left_by, release, released,
-                           subscriptions_of)
+from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _state, assigning,
+                           class_attr, last, nodes_left_by, release, released, subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .client import SchemaRefused
 from .model import EventType
@@ -226,19 +225,7 @@ class EventObject(metaclass=EventClass):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
-        st = None
-        with inheritors_lock:  # no store on the class between the defaults taken and the joining
-            for f in cls.__eventpy_fields__ | cls.__eventpy_locals__:
-                v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
-                if v is NOTHING:
-                    continue
-                v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, set) else v  # (a frozenset: as it is)
-                st = st or _state(obj)
-                st.inherited[f] = v
-                if f in cls.__eventpy_locals__:
-                    st.released[f] = _frozen(v)
-            if st is not None:
-                inheritors.add(obj)  # a store on the class reaches it while it holds the class's value
+        take_class_defaults(obj)
         return obj
 
     def close(self) -> None:

@@ -90,3 +90,60 @@ def test_a_base_with_its_own_init_subclass_hook_leaves_the_event_class_working(h
         Desk.quote("IBM", price)
     eventpy.drain(5.0)
     assert d.got == [1.0, 6.0]
+
+
+def test_a_subclass_of_a_builtin_type_takes_its_class_defaults():
+    # dict's __new__ comes before EventObject's in the MRO, so the object never took the class's
+    # default: `Settings(a=1)` raised "the guard reads self.limit, which is not set when the
+    # constructor returns ... or give the class a default" of a class that gives one
+    ns = load('''
+    class Settings(dict):
+        limit = 3.0
+
+        event def quote(self, price: float) when price < self.limit:
+            self.setdefault("got", []).append(price)
+    ''')
+    Settings = ns["Settings"]
+    s = Settings(a=1)
+    assert s.limit == 3.0 and dict(s) == {"a": 1}
+    Settings.quote(1.0)
+    eventpy.drain(5.0)
+    Settings.limit = 0.5              # a store on the class reaches the objects that follow it
+    eventpy.drain(5.0)
+    Settings.quote(1.0)
+    eventpy.drain(5.0)
+    assert s["got"] == [1.0]
+
+
+def test_objects_that_define_eq_take_class_defaults_and_each_follows_a_store_on_the_class():
+    # a class that defines __eq__ is unhashable (Python sets __hash__ to None): with a class
+    # default for a guard field, making an object raised "TypeError: unhashable type" from
+    # eventpy's _weakrefset; and two objects equal by __eq__ counted as one among those that
+    # follow the class's default, so a store on the class updated only one of them
+    ns = load('''
+    class Desk:
+        limit = 3.0
+
+        def __init__(self, name: str):
+            self.name = name
+            self.got = []
+
+        def __eq__(self, other):
+            return isinstance(other, Desk) and other.name == self.name
+
+        event def quote(self, price: float) when price < self.limit:
+            self.got.append(price)
+
+    class Keyed(Desk):
+        def __hash__(self):
+            return hash(self.name)
+    ''')
+    Desk, Keyed = ns["Desk"], ns["Keyed"]
+    a, b = Desk("x"), Desk("x")
+    c, d = Keyed("y"), Keyed("y")
+    assert a == b and c == d and a is not b and {c: 1}[d] == 1
+    Desk.limit = 10.0                 # every one of them follows it
+    eventpy.drain(5.0)
+    Desk.quote(5.0)
+    eventpy.drain(5.0)
+    assert [o.got for o in (a, b, c, d)] == [[5.0]] * 4
