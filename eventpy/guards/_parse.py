@@ -167,18 +167,39 @@ def _opened(before: str) -> int:
     return 0
 
 
+_DOTTED_AT_END = re.compile(r"(?<![\w.])((?!self\b)[^\W\d]\w*(\s*\.\s*[^\W\d]\w*)+)\s*$")
+
+
+def _dotted_value(text: str, line: int, column: int) -> GuardError | None:
+    """`x < math.pi`, `x < Desk.CAP`: a dotted name the grammar takes only as a function's (a
+    call must follow), found just before where the parse failed."""
+    lines = source_lines(text)
+    found = _DOTTED_AT_END.search(lines[line - 1][:column - 1]) if 0 < line <= len(lines) else None
+    if found is None:
+        return None
+    name = re.sub(r"\s+", "", found.group(1))
+    return GuardError(f"{name} is not a value a guard reads (only a function after a dot: math.sqrt(...)); a guard "
+                      "reads literals, event attributes and fields (self.f): write the value, or keep it in a field",
+                      text, line, found.start(1) + 1)
+
+
 def parse_guard(text: str) -> A.Node:
     """Parse a guard; a syntax error is a GuardError pointing at the offending token."""
     try:
         tree = _parser().parse(text)
     except UnexpectedEOF:
         lines = source_lines(text)
-        raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
+        raise (_dotted_value(text, len(lines), len(lines[-1]) + 1)
+               or GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1)) from None
     except UnexpectedToken as e:
         tok: Token = e.token
         if tok.type == "$END":
             lines = source_lines(text)
-            raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
+            raise (_dotted_value(text, len(lines), len(lines[-1]) + 1)
+                   or GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1)) from None
+        dotted = _dotted_value(text, e.line, e.column) if tok != "(" else None
+        if dotted is not None:
+            raise dotted from None
         raise GuardError(f"unexpected {str(tok)!r} in guard" + _hint(text, e.line, e.column, str(tok)),
                          text, e.line, e.column) from None
     except UnexpectedCharacters as e:

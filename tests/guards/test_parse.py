@@ -327,6 +327,12 @@ def test_positions_point_at_the_source(tokens, seps, ops):
                                    "(x == 1 and y == 2)"),
         ("x < 1, y < 2", 1, 6, "unexpected ',' in guard; a guard is one condition: combine conditions with "
                                "and / or"),
+        ("x < math.pi", 1, 5, "math.pi is not a value a guard reads (only a function after a dot: math.sqrt(...)); "
+                               "a guard reads literals, event attributes and fields (self.f): write the value, or "
+                               "keep it in a field"),
+        ("x < Desk.CAP and y", 1, 5, "Desk.CAP is not a value a guard reads (only a function after a dot: "
+                                      "math.sqrt(...)); a guard reads literals, event attributes and fields (self.f): "
+                                      "write the value, or keep it in a field"),
     ],
 )
 def test_syntax_errors_render_position_line_and_caret(text, line, column, message):
