@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._boundary import callers_mistake, stays_cut
-from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _check_field, _frozen, _state, class_attr,
-                           class_default, inheritors, inheritors_lock, inherits, undeletable)
+from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _check_field, _frozen, _state,
+                           class_attr, class_default, inheritors, inheritors_lock, inherits, undeletable)
 from ._params import short as _short
 
 

@@ -89,6 +89,12 @@ class EventMethod:
         self.__doc__ = func.__doc__
         self.__name__ = func.__name__
 
+    @property
+    def __isabstractmethod__(self) -> bool:
+        # `@abc.abstractmethod` over an `event def`: ABCMeta counts the class's abstract methods
+        # after the event method took the function's place (as property and classmethod pass it on)
+        return bool(getattr(self.func, "__isabstractmethod__", False))
+
     def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., Any]:
         if obj is not None and type(obj) is not self.owner:
             # a base's event method reached from an object of a subclass: every subclass has its
@@ -130,6 +136,8 @@ class EventMethod:
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(caller, attr, getattr(self.func, attr, None))
         caller.__signature__ = self.signature  # type: ignore[attr-defined]
+        # (ABCMeta reads a base's abstract methods on a subclass with getattr: this function)
+        caller.__isabstractmethod__ = self.__isabstractmethod__  # type: ignore[attr-defined]
         caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
         return caller
 

@@ -147,3 +147,36 @@ def test_objects_that_define_eq_take_class_defaults_and_each_follows_a_store_on_
     Desk.quote(5.0)
     eventpy.drain(5.0)
     assert [o.got for o in (a, b, c, d)] == [[5.0]] * 4
+
+
+def test_an_abstract_event_method_makes_its_class_abstract_as_in_python():
+    # the event method took the function's place in the class before ABCMeta counted the
+    # abstract methods, so `Shape(1.0)` made (and subscribed) an object of an abstract class
+    ns = load('''
+    import abc
+
+    class Shape(abc.ABC):
+        def __init__(self, w: float):
+            self.w = w
+            self.hits = []
+
+        @abc.abstractmethod
+        event def hit(self, x: float) when x < self.w:
+            ...
+
+    class Square(Shape):
+        event def hit(self, x: float) when x < self.w:
+            self.hits.append(x)
+
+    class Unfinished(Shape):
+        pass
+    ''')
+    Shape, Square, Unfinished = ns["Shape"], ns["Square"], ns["Unfinished"]
+    for abstract in (Shape, Unfinished):
+        with pytest.raises(TypeError, match="abstract method hit"):
+            abstract(1.0)
+    assert Shape.__abstractmethods__ == {"hit"} and not Square.__abstractmethods__
+    s = Square(2.0)
+    Shape.hit(1.0)
+    eventpy.drain(5.0)
+    assert s.hits == [1.0]
