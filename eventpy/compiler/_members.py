@@ -125,8 +125,10 @@ class MemberChecks:
             return
         self._check_deleted_fields(info, fields)
         for node, keys, method in dict_stores(info.node):
-            if method == "__init__":
-                continue  # the object subscribes when __init__ returns, with the values stored then
+            if method in ("__init__", "__setstate__"):
+                # the object subscribes when __init__ returns, with the values stored then; the one
+                # __setstate__ fills is a copy (pickle, copy.copy), which never subscribes
+                continue
             hit = sorted(fields & set(keys)) if keys is not None else None
             if hit == []:
                 continue
