@@ -40,7 +40,7 @@ from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
 from ._boundary import callers_mistake, past_wrapper, stays_cut
 from ._lang_class import DECLARED, EventClass, metaclass, take_class_defaults
-from ._lang_objects import _subscribing_init, node
+from ._lang_objects import _closing, _closing_now, _subscribing_init, _unsubscribe, node
 from ._lang_fields import (NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _state, assigning,
                            class_attr, last, nodes_left_by, release, released, subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
@@ -75,6 +75,7 @@ class EventMethod:
         # the class whose body holds the method: its guard's `self.__f` is `_Private__f` (in a
         # subclass that inherits the method too: Python mangled the body by the same class)
         self.private = private
+        self.inherited = False  # a copy of a base's, for this class's type (set by _event_methods)
         self.etype = etype  # what `owner.method(...)` publishes
         self.listens = [etype]  # what an instance subscribes to: this type and its bases' ones
         self.guard = guard
@@ -100,11 +101,24 @@ class EventMethod:
             # a base's event method reached from an object of a subclass: every subclass has its
             # own, so this is `super().m(...)` in an override, which runs the base's body, as in
             # Python (publishing would reach the object again, through its base's type, for ever)
-            return types.MethodType(self.func, obj)
+            return types.MethodType(self._next_body(type(obj)), obj)
         caller = self.__dict__.get("_caller")
         if caller is None:  # what `Class.m` is: it publishes, and help() shows the method's own text
             caller = self._caller = self._make_caller()
         return caller
+
+    def _next_body(self, cls: type) -> Callable:
+        """The body `super().m(...)` reaches here: this method's, unless it is a copy the class
+        holds of a base's (which Python's lookup would pass by), then the next class's in the
+        object's MRO that defines it (in E(B, C), from E: C's, where B only inherited A's)."""
+        if not self.inherited or self.owner not in cls.__mro__:
+            return self.func
+        mro = cls.__mro__
+        for klass in mro[mro.index(self.owner):]:
+            found = klass.__dict__.get(self.__name__)
+            if isinstance(found, EventMethod) and not found.inherited:
+                return found.func
+        return self.func
 
     def _make_caller(self) -> Callable[..., None]:
         etype = self.etype
@@ -302,50 +316,6 @@ def make_event_class(cls: type, locals: Iterable[str] = (), events: Iterable[str
         cls.__init__ = _subscribing_init(init)  # type: ignore[misc]
 
 
-def _unsubscribe(obj: Any) -> None:
-    st = _state(obj)
-    st.closed = True
-    if st.subs:  # (a second close has none left: the nodes of the first are kept)
-        st.left = list({id(sub._node): sub._node for sub, _ in st.subs}.values())
-    for sub, _ in st.subs:
-        sub.close()
-    st.subs.clear()
-
-
-_closes = threading.local()  # .objects: id -> how many wrapped closes of it this thread is inside
-
-
-def _closing_now(obj: Any) -> bool:
-    return id(obj) in getattr(_closes, "objects", {})
-
-
-def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
-    """A user-defined `close` (the class's own or inherited) unsubscribes the object after it
-    runs, whether or not it calls super().close(): an object its program closed must not go on
-    receiving events. In a chain of closes (super().close() reaching another wrapped close, or
-    EventObject.close) only the outermost unsubscribes, once, when its body has returned: the
-    code after super().close() still runs on a subscribed object, as it would without EventPy."""
-
-    @functools.wraps(close)
-    def closing(self: Any, *args: Any, **kwargs: Any) -> Any:
-        objects = _closes.__dict__.setdefault("objects", {})
-        key = id(self)  # the object is alive (self) while its entry exists
-        objects[key] = objects.get(key, 0) + 1
-        try:
-            return close(self, *args, **kwargs)
-        except BaseException as e:  # the program's close: its frames, not this wrapper's
-            past_wrapper(e)
-            raise  # (_boundary)
-        finally:
-            objects[key] -= 1
-            if not objects[key]:
-                del objects[key]
-                _unsubscribe(self)
-
-    closing.__eventpy_closing__ = True  # type: ignore[attr-defined]
-    return closing
-
-
 def _refuse_computed(cls: type, field: str, local: bool) -> None:
     """A guard reads values the object stores (each store sends one): a property by the field's
     name, which Python's lookup finds first, would compute it instead, and the field put in its
@@ -395,8 +365,10 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
             inherited.setdefault(name, []).append(m)
     for name, bases in inherited.items():
         if name not in events:
-            # the method resolution order picks the body and guard
-            where = next(k for k in cls.__mro__ if name in k.__dict__)
+            # the method resolution order picks the body and guard: among the classes that
+            # define the name (a class that inherited an event method holds a copy of its own,
+            # for its own type, which Python's lookup would pass by: D(B, C) finds C's over B's)
+            where = next(k for k in cls.__mro__ if name in k.__dict__ and not _inherited(k, name))
             nearest = where.__dict__[name]
             if not isinstance(nearest, EventMethod):  # a plain method over an event method
                 what = "a plain method" if callable(nearest) else f"the value {nearest!r}"
@@ -409,6 +381,7 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
                                 f"method {base}.{name} (method resolution order: {order}); put {base} before "
                                 f"{where.__qualname__} among the bases of {cls.__qualname__}, or rename one of them")
             events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations, nearest.private)
+            events[name].inherited = True
         mine = events[name]
         for m in bases:
             if m.etype.schema != mine.etype.schema:
@@ -420,6 +393,12 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
     for name, m in events.items():
         setattr(cls, name, m)
     return events
+
+
+def _inherited(klass: type, name: str) -> bool:
+    """Whether `klass.name` is the copy of a base's event method that `klass` holds for its own
+    event type (set by _event_methods), not one its body defines."""
+    return getattr(klass.__dict__[name], "inherited", False) is True
 
 
 _local_classes: dict[str, int] = {}  # module.qualname of classes made in a function -> how many

@@ -235,3 +235,41 @@ def test_setstate_restoring_dict_as_python_programs_write_it(how):
         assert a.got == [3.0] and b.got == []
     finally:
         del sys.modules["restored_prog"]
+
+
+def test_a_diamond_runs_the_event_method_pythons_method_resolution_finds():
+    # D(B, C) with C overriding A's event method and B inheriting it: Python finds C's (B does not
+    # define it), but each class kept its inherited event methods in its own __dict__, so D took
+    # B's copy of A's, with A's guard and body
+    ns = load('''
+    class A:
+        def __init__(self, lim: float):
+            self.lim = lim
+            self.got = []
+
+        event def hit(self, x: float) when x < self.lim:
+            self.got.append(("A", x))
+
+    class B(A):
+        pass
+
+    class C(A):
+        event def hit(self, x: float) when x < self.lim * 2:
+            self.got.append(("C", x))
+            super().hit(x)
+
+    class D(B, C):
+        pass
+
+    class E(B, C):
+        event def hit(self, x: float) when x < self.lim * 3:
+            self.got.append(("E", x))
+            super().hit(x)            # after E comes B, which does not define hit: C's runs
+    ''')
+    D, E = ns["D"], ns["E"]
+    assert D.__mro__[1:4] == (ns["B"], ns["C"], ns["A"])
+    d, e = D(5.0), E(5.0)
+    ns["A"].hit(7.0)                  # C's guard (7 < 10), C's body, then A's through super()
+    eventpy.drain(5.0)
+    assert d.got == [("C", 7.0), ("A", 7.0)]
+    assert e.got == [("E", 7.0), ("C", 7.0), ("A", 7.0)]
