@@ -104,9 +104,10 @@ def _subscribing_init(init: Callable) -> Callable:
                     raise
                 _subscribe(self, envs)
 
+    # the program's names, annotations and doc (typing.get_type_hints reads the annotations in
+    # the program's module: this function's own would name what it does not have)
+    functools.update_wrapper(__init__, init)
     __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
-    __init__.__wrapped__ = init  # type: ignore[attr-defined]
-    __init__.__doc__ = init.__doc__
     return __init__
 
 

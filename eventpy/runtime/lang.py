@@ -150,6 +150,9 @@ class EventMethod:
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(caller, attr, getattr(self.func, attr, None))
         caller.__signature__ = self.signature  # type: ignore[attr-defined]
+        # typing.get_type_hints(Class.m): the event's attributes (not this function's own, which
+        # it would read as names of the program's module)
+        caller.__annotations__ = dict(self.etype.schema)
         # (ABCMeta reads a base's abstract methods on a subclass with getattr: this function)
         caller.__isabstractmethod__ = self.__isabstractmethod__  # type: ignore[attr-defined]
         caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
@@ -233,9 +236,10 @@ class EventObject(metaclass=EventClass):
     """Base of every class with event methods (added by the compiler on the class line; its
     metaclass keeps a store of a guard field on the class from replacing the field: _lang_class)."""
 
-    __eventpy_events__: dict[str, EventMethod] = {}
-    __eventpy_fields__: frozenset[str] = frozenset()
-    __eventpy_locals__: frozenset[str] = frozenset()
+    # not annotated: typing.get_type_hints(Class) of a program's class lists the program's own
+    __eventpy_events__ = {}  # type: dict[str, EventMethod]
+    __eventpy_fields__ = frozenset()  # type: frozenset[str]
+    __eventpy_locals__ = frozenset()  # type: frozenset[str]
 
     def __init_subclass__(cls, locals: Iterable[str] = (), events: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

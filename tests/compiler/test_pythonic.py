@@ -273,3 +273,26 @@ def test_a_diamond_runs_the_event_method_pythons_method_resolution_finds():
     eventpy.drain(5.0)
     assert d.got == [("C", 7.0), ("A", 7.0)]
     assert e.got == [("E", 7.0), ("C", 7.0), ("A", 7.0)]
+
+
+def test_type_hints_of_an_event_class_are_the_programs():
+    # typing.get_type_hints(Desk.__init__) raised NameError: name 'Any' is not defined (the
+    # subscribing wrapper's own annotations, read in the program's module), as did the hints of
+    # Desk.quote; those of the class listed EventObject's bookkeeping (__eventpy_events__, ...)
+    import typing
+
+    ns = load('''
+    class Desk:
+        limit: float
+
+        def __init__(self, limit: float, name: str = "d") -> None:
+            self.limit = limit
+
+        event def quote(self, firm: str, price: float) when price < self.limit:
+            pass
+    ''')
+    Desk = ns["Desk"]
+    assert typing.get_type_hints(Desk) == {"limit": float}
+    assert typing.get_type_hints(Desk.__init__) == {"limit": float, "name": str, "return": type(None)}
+    assert typing.get_type_hints(Desk.quote) == {"firm": str, "price": float}
+    assert Desk.__init__.__qualname__ == "Desk.__init__" and Desk.quote.__qualname__ == "Desk.quote"
