@@ -296,3 +296,30 @@ def test_type_hints_of_an_event_class_are_the_programs():
     assert typing.get_type_hints(Desk.__init__) == {"limit": float, "name": str, "return": type(None)}
     assert typing.get_type_hints(Desk.quote) == {"firm": str, "price": float}
     assert Desk.__init__.__qualname__ == "Desk.__init__" and Desk.quote.__qualname__ == "Desk.quote"
+
+
+def test_an_event_method_annotated_to_return_none_is_taken_as_written():
+    # `-> None` on every method is how typed Python reads; it said "an event method returns
+    # nothing: remove the return annotation" of the one annotation that says just that
+    from eventpy.compiler import CompileError, compile_source
+
+    ns = load('''
+    class Desk:
+        def __init__(self, limit: float) -> None:
+            self.limit = limit
+            self.got = []
+
+        event def quote(self, price: float) -> None when price < self.limit:
+            self.got.append(price)
+
+        event def tick(self, n: int) -> None:
+            self.got.append(n)
+    ''')
+    d = ns["Desk"](10.0)
+    ns["Desk"].quote(5.0)
+    ns["Desk"].quote(50.0)
+    ns["Desk"].tick(7)
+    eventpy.drain(5.0)
+    assert sorted(d.got) == [5.0, 7]
+    with pytest.raises(CompileError, match="an event method returns nothing"):
+        compile_source("class A:\n    event def e(self, x: int) -> int when x > 1:\n        pass\n", "a.epy")
