@@ -62,6 +62,16 @@ class EventClass(type):
                 raise  # from the class statement (_boundary)
 
     def __setattr__(cls, name: str, value: Any) -> None:
+        descriptor = None
+        mine = cls.__dict__.get(name)
+        if isinstance(value, GuardField) and value.name == name and isinstance(mine, GuardField):
+            # a field's descriptor read from the class's __dict__ and put back: unittest.mock's
+            # patch.object and pytest's monkeypatch undoing a patch of the default. The default
+            # it stood for comes back (without one, the class keeps the default it has)
+            if value.default is NOTHING:
+                _drop_default(cls, value)
+                return
+            descriptor, value = value, value.default
         field = _field(cls, name) if not isinstance(value, GuardField) else None
         if field is None:
             super().__setattr__(name, value)
@@ -72,6 +82,8 @@ class EventClass(type):
             except (TypeError, ValueError) as e:
                 callers_mistake(e)
                 raise  # from the line of the store (_boundary)
+            if isinstance(mine, GuardField):  # a descriptor standing for this default (see above)
+                type.__setattr__(cls, name, descriptor or GuardField(name, local=mine.local, default=value))
             for obj in followers:
                 # a set becomes each object's own ObservedSet, as the object would get at creation; a
                 # subclass's own descriptor of the field is the one that knows whether it is local there
@@ -86,6 +98,29 @@ class EventClass(type):
                 callers_mistake(e)
                 raise
         super().__delattr__(name)
+
+
+def _drop_default(cls: type, descriptor: GuardField) -> None:
+    """Put back a descriptor from when `cls` had no default of its own for the field: the default
+    a patch gave it goes, and the objects that followed it follow the base's default again."""
+    name = descriptor.name
+    with _class_stores:
+        with inheritors_lock:
+            own = dict(cls.__dict__.get(OWN_DEFAULTS) or {})
+            followers: list[Any] = []
+            if name in own:
+                followers = [obj for obj in list(inheritors) if isinstance(obj, cls)
+                             and inherits(obj, _state(obj), name) and class_default(type(obj), name)[0] is cls]
+                del own[name]
+                type.__setattr__(cls, OWN_DEFAULTS, own)
+            type.__setattr__(cls, name, descriptor)
+            value = class_default(cls, name)[1]
+        if value is NOTHING:
+            return  # nothing to follow: they keep the value they hold
+        for obj in followers:
+            (_field(type(obj), name) or descriptor).__set__(
+                obj, set(value) if isinstance(value, (set, frozenset)) else value,
+                f"{cls.__qualname__}.{name} = {_short(value)}", own=False)
 
 
 def _new_default(cls: type, field: GuardField, value: Any) -> tuple[list[Any], str]:

@@ -273,9 +273,12 @@ def class_default(cls: type, field: str) -> tuple[type | None, Any]:
 class GuardField:
     """A field read by a guard: every store reaches the runtime (inside the class or not)."""
 
-    def __init__(self, name: str, local: bool = False) -> None:
+    def __init__(self, name: str, local: bool = False, default: Any = NOTHING) -> None:
         self.name = name
         self.local = local
+        # the class's own default when this descriptor was put in its __dict__ (a store on the
+        # class puts a new one): what putting it back restores (_lang_class.EventClass.__setattr__)
+        self.default = default
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:  # `Class.limit`: the class-level default, as Python would give it

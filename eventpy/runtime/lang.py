@@ -299,7 +299,7 @@ def make_event_class(cls: type, locals: Iterable[str] = (), events: Iterable[str
     for f in fields | local_fields:
         if not isinstance(cls.__dict__.get(f), GuardField):
             default = cls.__dict__.get(f, NOTHING)
-            type.__setattr__(cls, f, GuardField(f, local=f in local_fields))
+            type.__setattr__(cls, f, GuardField(f, local=f in local_fields, default=default))
             if default is not NOTHING:  # the class's own: a base's is found through the MRO
                 type.__setattr__(cls, OWN_DEFAULTS, {**cls.__dict__.get(OWN_DEFAULTS, {}), f: default})
     cls.__eventpy_events__ = events

@@ -323,3 +323,61 @@ def test_an_event_method_annotated_to_return_none_is_taken_as_written():
     assert sorted(d.got) == [5.0, 7]
     with pytest.raises(CompileError, match="an event method returns nothing"):
         compile_source("class A:\n    event def e(self, x: int) -> int when x > 1:\n        pass\n", "a.epy")
+
+
+def test_patching_a_class_default_in_a_test_is_undone_when_the_patch_ends(monkeypatch):
+    # unittest.mock.patch.object and pytest's monkeypatch save Class.__dict__["limit"] (the
+    # field's descriptor) and put it back: the class kept the patched default for good, and so
+    # did the subscriptions of the objects that follow it
+    from unittest import mock
+
+    ns = load('''
+    class Desk:
+        limit = 3.0
+
+        def __init__(self):
+            self.got = []
+
+        event def quote(self, price: float) when price < self.limit:
+            self.got.append(price)
+    ''')
+    Desk = ns["Desk"]
+    d = Desk()
+    with mock.patch.object(Desk, "limit", 99.0):
+        assert (Desk.limit, d.limit) == (99.0, 99.0)
+    assert (Desk.limit, d.limit) == (3.0, 3.0)
+    monkeypatch.setattr(Desk, "limit", 50.0)
+    assert d.limit == 50.0
+    monkeypatch.undo()
+    assert (Desk.limit, d.limit) == (3.0, 3.0)
+    Desk.quote(2.0)
+    Desk.quote(20.0)                  # the patched defaults would have admitted it
+    eventpy.drain(5.0)
+    assert d.got == [2.0]
+    Desk.limit = 30.0                 # the object still follows its class
+    eventpy.drain(5.0)
+    Desk.quote(20.0)
+    eventpy.drain(5.0)
+    assert d.got == [2.0, 20.0]
+
+
+def test_patching_a_subclass_default_is_undone_back_to_the_base_default():
+    from unittest import mock
+
+    ns = load('''
+    class Desk:
+        limit = 3.0
+
+        event def quote(self, price: float) when price < self.limit:
+            pass
+
+    class Small(Desk):
+        pass
+    ''')
+    Desk, Small = ns["Desk"], ns["Small"]
+    s = Small()
+    with mock.patch.object(Small, "limit", 99.0):
+        assert (Small.limit, s.limit, Desk.limit) == (99.0, 99.0, 3.0)
+    assert (Small.limit, s.limit) == (3.0, 3.0)
+    Desk.limit = 4.0                  # Small has no default of its own again: it follows Desk's
+    assert (Small.limit, s.limit) == (4.0, 4.0)
