@@ -76,6 +76,7 @@ class EventMethod:
         # subclass that inherits the method too: Python mangled the body by the same class)
         self.private = private
         self.inherited = False  # a copy of a base's, for this class's type (set by _event_methods)
+        self.attr = func.__name__  # its name in the class's __dict__ (set by _event_methods)
         self.etype = etype  # what `owner.method(...)` publishes
         self.listens = [etype]  # what an instance subscribes to: this type and its bases' ones
         self.guard = guard
@@ -115,7 +116,7 @@ class EventMethod:
             return self.func
         mro = cls.__mro__
         for klass in mro[mro.index(self.owner):]:
-            found = klass.__dict__.get(self.__name__)
+            found = klass.__dict__.get(self.attr)
             if isinstance(found, EventMethod) and not found.inherited:
                 return found.func
         return self.func
@@ -395,6 +396,7 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
             if m.etype not in mine.listens:
                 mine.listens.append(m.etype)
     for name, m in events.items():
+        m.attr = name  # its name in the class (`_Desk__m` for `def __m`: mangled)
         setattr(cls, name, m)
     return events
 

@@ -381,3 +381,35 @@ def test_patching_a_subclass_default_is_undone_back_to_the_base_default():
     assert (Small.limit, s.limit) == (3.0, 3.0)
     Desk.limit = 4.0                  # Small has no default of its own again: it follows Desk's
     assert (Small.limit, s.limit) == (4.0, 4.0)
+
+
+def test_super_through_an_inherited_private_event_method_reaches_the_override():
+    # the same as the diamond above, for a private (name-mangled) event method called from the
+    # class that declares it
+    ns = load('''
+    class A:
+        def __init__(self):
+            self.got = []
+
+        event def __hit(self, x: float) when x > 0:
+            self.got.append(("A", x))
+
+        def fire(self, x):
+            A.__hit(x)
+
+    class B(A):
+        pass
+
+    class C(A):
+        event def _A__hit(self, x: float) when x > 0:
+            self.got.append(("C", x))
+
+    class E(B, C):
+        event def _A__hit(self, x: float) when x > 0:
+            self.got.append(("E", x))
+            super()._A__hit(x)
+    ''')
+    e = ns["E"]()
+    e.fire(1.0)
+    eventpy.drain(5.0)
+    assert e.got == [("E", 1.0), ("C", 1.0)]
