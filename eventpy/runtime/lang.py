@@ -332,6 +332,17 @@ def _refuse_computed(cls: type, field: str, local: bool) -> None:
                         "guard reads fields the object stores "
                         "(each store sends the new value), not values computed on reading; read the field the "
                         "property stores (or a field kept up to date) instead, or rename one of them")
+    if (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")) and not isinstance(
+            found, (GuardField, types.MemberDescriptorType)):  # (a slot: its value goes to the field)
+        # a data descriptor of the program's (a validating one): the field would take its place
+        # and silently drop its checks
+        what = "a `local` field" if local else "read by a guard"
+        raise TypeError(f"{cls.__qualname__}: self.{field}, {what}, is a descriptor ({type(found).__qualname__}) "
+                        f"of {where.__qualname__}, which computes or checks what the object stores; a guard reads "
+                        "the field itself (each store sends the new value): check the value before storing it "
+                        "(in a method, or __setattr__), or rename one of them")
+
+
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
 

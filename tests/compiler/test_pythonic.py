@@ -413,3 +413,43 @@ def test_super_through_an_inherited_private_event_method_reaches_the_override():
     e.fire(1.0)
     eventpy.drain(5.0)
     assert e.got == [("E", 1.0), ("C", 1.0)]
+
+
+def test_a_validating_descriptor_by_the_name_of_a_guard_field_is_refused_not_dropped():
+    # `limit = Positive()` (a data descriptor, as validation libraries write them) was silently
+    # replaced by the guard field: `d.limit = -1.0` went through unchecked. A guard reads what the
+    # object stores, so it is refused from the class line as a property is; a slot is still fine
+    ns = load('''
+    class Positive:
+        def __set_name__(self, owner, name):
+            self.name = "_" + name
+
+        def __get__(self, obj, owner=None):
+            return self if obj is None else getattr(obj, self.name)
+
+        def __set__(self, obj, v):
+            if v <= 0:
+                raise ValueError("must be positive")
+            setattr(obj, self.name, v)
+
+    class Slotted:
+        __slots__ = ("limit",)
+
+        def __init__(self, limit: float):
+            self.limit = limit
+
+        event def quote(self, price: float) when price < self.limit:
+            pass
+    ''')
+    assert ns["Slotted"](3.0).limit == 3.0
+    with pytest.raises(TypeError, match=r"self.limit, read by a guard, is a descriptor \(Positive\) of Desk"):
+        load('''
+        class Desk:
+            limit = Positive()
+
+            def __init__(self, limit: float):
+                self.limit = limit
+
+            event def quote(self, price: float) when price < self.limit:
+                pass
+        ''', name="desk_descriptor", names={"Positive": ns["Positive"]})
