@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -76,10 +78,12 @@ def _demo(args: argparse.Namespace) -> int:
 def _print_program_traceback(e: BaseException) -> None:
     """The traceback from the program's first frame on: the runner's frames above it are not the
     user's business (and a traceback starting in eventpy reads like a crash of eventpy)."""
+    import runpy
+
     from eventpy.compiler import importhook
 
     tb = e.__traceback__
-    runner = {__file__, importhook.__file__}
+    runner = {__file__, importhook.__file__, runpy.__file__, "<frozen runpy>"}
     while tb is not None and tb.tb_frame.f_code.co_filename in runner:
         tb = tb.tb_next
     sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python's own printing (with its "Did you mean"), or the program's hook
@@ -87,17 +91,26 @@ def _print_program_traceback(e: BaseException) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from eventpy.compiler import CompileError, CompileErrors
-    from eventpy.compiler.importhook import run_path
+    from eventpy.compiler.importhook import run_module, run_path
 
-    path = Path(args.file)
-    if not path.is_file():
-        print(f"{args.file}: error: {'a directory, not an .epy file' if path.is_dir() else 'no such file'}",
-              file=sys.stderr)
-        return 1
-    sys.argv = [args.file, *args.args]
-    sys.path.insert(0, str(path.resolve().parent))  # as `python main.py`: the modules beside it import
+    if args.module is not None:  # `eventpy run -m pkg.app`, as `python -m pkg.app`
+        sys.argv = [args.module, *([args.file] if args.file is not None else []), *args.args]
+        sys.path.insert(0, os.getcwd())  # as `python -m`: the current directory's modules import
+        start = functools.partial(run_module, args.module)
+    else:
+        if args.file is None:
+            print("eventpy run: error: give the .epy program to run, or -m MODULE", file=sys.stderr)
+            return 2
+        path = Path(args.file)
+        if not path.is_file():
+            print(f"{args.file}: error: {'a directory, not an .epy file' if path.is_dir() else 'no such file'}",
+                  file=sys.stderr)
+            return 1
+        sys.argv = [args.file, *args.args]
+        sys.path.insert(0, str(path.resolve().parent))  # as `python main.py`: the modules beside it import
+        start = functools.partial(run_path, args.file)
     try:
-        run_path(args.file)
+        start()
     except (CompileError, CompileErrors) as e:
         print(e.render(), file=sys.stderr)
         return 1
@@ -155,7 +168,10 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--span", type=_positive(float), default=0.4, help="seconds of virtual time (default: 0.4)")
     demo.set_defaults(func=_demo)
     run = sub.add_parser("run", help="compile an .epy program in memory and run it")
-    run.add_argument("file", help="the .epy program (the modules beside it import, .epy ones compiled on import)")
+    run.add_argument("-m", dest="module", metavar="MODULE",
+                     help="run a module (an .epy or .py one, or a package's __main__) as `python -m` does")
+    run.add_argument("file", nargs="?",
+                     help="the .epy program (the modules beside it import, .epy ones compiled on import)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments (its sys.argv[1:])")
     run.set_defaults(func=_run)
     broker = sub.add_parser("broker", help="run one broker of an overlay in the foreground")

@@ -14,11 +14,10 @@ from ..runtime.model import EventType
 from ..runtime.model._schema import RESERVED
 from ._diagnostics import CompileError, Where, char_offset
 from ._lower import Lowered
-from ._members import MemberChecks, _field_reads, _in_file
+from ._members import MemberChecks, _field_reads, _in_file, annotated_type
 from ._released import ReleasedFieldChecks
 
 RUNTIME = "__eventpy__"
-_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
 
 class ClassInfo:
@@ -394,7 +393,7 @@ def _wrong_member(members: list | type, t: type) -> str | None:
 
 def _annotated(ann: ast.AST | None) -> type | None:
     """The type an annotation names, if it is one a guard knows (int, float, str, bool)."""
-    return _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
+    return annotated_type(ann)
 
 
 def _rebound_names(fn: ast.AST) -> set[str]:

@@ -391,7 +391,11 @@ def _event_def(sig: list, i: int, source: str, path: str, edits: list, out: Lowe
         raise CompileError(e.message, e.line, e.column, path, source) from None
     for k in range(i + 2, colon):
         if sig[k].string == "->" and (when is None or k < when):
-            raise CompileError("an event method returns nothing: remove the return annotation",
+            returned = [t for t in sig[k + 1:when if when is not None else colon] if t.type not in _NON_CODE]
+            if [t.string for t in returned] == ["None"]:  # true of every event method: as typed code writes it
+                edits.append((sig[k].start, returned[0].end, "\\\n" * (returned[0].end[0] - sig[k].start[0])))
+                break
+            raise CompileError("an event method returns nothing: remove the return annotation (or write -> None)",
                                *_at(sig[k].start), path, source)
     if when is None:
         out.events.append(EventDef(ev.start[0], ev.start[1] + 1, identifier(name.string), None))

@@ -125,8 +125,10 @@ class MemberChecks:
             return
         self._check_deleted_fields(info, fields)
         for node, keys, method in dict_stores(info.node):
-            if method == "__init__":
-                continue  # the object subscribes when __init__ returns, with the values stored then
+            if method in ("__init__", "__setstate__"):
+                # the object subscribes when __init__ returns, with the values stored then; the one
+                # __setstate__ fills is a copy (pickle, copy.copy), which never subscribes
+                continue
             hit = sorted(fields & set(keys)) if keys is not None else None
             if hit == []:
                 continue
@@ -165,11 +167,20 @@ class MemberChecks:
 
 
 
+def annotated_type(ann: ast.AST | None) -> type | None:
+    """The type an annotation names, if it is one a guard knows (int, float, str, bool); also
+    written as a string (`x: "float"`), as Python's forward references and `from __future__
+    import annotations` have it (the runtime reads those strings too)."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return _TYPES.get(ann.value.strip())
+    return _TYPES.get(ann.id) if isinstance(ann, ast.Name) else None
+
+
 def _attributes(fn: ast.FunctionDef) -> dict[str, type] | None:
     """An event method's attributes and their types; None when an annotation is not a plain type."""
     out = {}
     for p in (fn.args.posonlyargs + fn.args.args)[1:]:
-        t = _TYPES.get(p.annotation.id) if isinstance(p.annotation, ast.Name) else None
+        t = annotated_type(p.annotation)
         if t is None:
             return None
         out[p.arg] = t

@@ -104,19 +104,24 @@ class _Rewrite(cst.CSTTransformer):
         # __eventpy__.metaclass(...) builds the class with one derived from both (runtime/_lang_class)
         # (the bases ran first: the header's binding of the runtime, if any, is done)
         picker = cst.Attribute(cst.Name(RUNTIME), cst.Name("metaclass"))
-        own = next((i for i, k in enumerate(keywords) if k.keyword is not None and k.keyword.value == "metaclass"), None)
-        if own is not None:
-            keywords[own] = keywords[own].with_changes(value=cst.Call(picker, [cst.Arg(keywords[own].value)]))
-        elif updated.bases:
-            keywords.append(cst.Arg(cst.Call(picker, []), keyword=cst.Name("metaclass"), equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        declared = []  # `locals=(...)`, `events=(...)`
         for key, names in (("locals", info.locals), ("events", info.decorated)):
             if names:
                 # the names the class body's `__f: T = v` and `def __m` stored (mangled by it)
                 items = [cst.Element(cst.SimpleString(repr(mangle(info.node.name, n))), comma=cst.Comma())
                          for n in names]
-                keywords.append(cst.Arg(cst.Tuple(items), keyword=cst.Name(key), equal=cst.AssignEqual(
-                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+                declared.append(cst.Arg(cst.Tuple(items), keyword=cst.Name(key), equal=_TIGHT))
+        own = next((i for i, k in enumerate(keywords) if k.keyword is not None and k.keyword.value == "metaclass"), None)
+        # with a base of the program's, the declarations go to the metaclass picker: as class
+        # keywords they would reach that base's own __init_subclass__, which may refuse or drop them
+        if own is not None:
+            keywords[own] = keywords[own].with_changes(value=cst.Call(picker, _commas([cst.Arg(keywords[own].value)]
+                                                                                       + declared)))
+        elif updated.bases:
+            keywords.append(cst.Arg(cst.Call(picker, _commas(declared)) if declared else cst.Call(picker, []),
+                                    keyword=cst.Name("metaclass"), equal=_TIGHT))
+        else:  # EventObject is the only base: its __init_subclass__ takes them
+            keywords.extend(declared)
         args = _commas(args + keywords)
         return updated.with_changes(bases=args[:len(args) - len(keywords)], keywords=args[len(args) - len(keywords):],
                                     lpar=cst.LeftParen(), rpar=cst.RightParen())
@@ -272,6 +277,9 @@ def _binding(top_level: bool) -> cst.BaseExpression:
     if top_level:
         return cst.parse_expression(f"({RUNTIME} := {load})")
     return cst.parse_expression(f'globals().setdefault("{RUNTIME}", {load})')
+
+
+_TIGHT = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _commas(args: list[cst.Arg]) -> list[cst.Arg]:

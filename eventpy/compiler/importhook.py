@@ -75,6 +75,9 @@ class StaleFinder(importlib.abc.MetaPathFinder):
     eventpyc leaves no mark in what it writes (a file without constructs compiles to exactly its
     own text), so the .py beside the .epy is taken as its output, as eventpyc names it.
 
+    A folder with an `__init__.epy` (and no newer `__init__.py`) is a package, imported from it
+    here: PathFinder would make it a namespace package, which never runs the __init__.epy.
+
     Every import passes here: a directory's names are listed once (again when it changes), and a
     module is looked at only where its .py and .epy sit together in the first directory that
     has it, so other imports cost a dict lookup per path entry, not a second search."""
@@ -104,9 +107,14 @@ class StaleFinder(importlib.abc.MetaPathFinder):
                 continue
             directory = entry or "."
             names = self._listing(directory)
+            if name in names:  # a package: with an __init__.epy (and no newer __init__.py), ours
+                # (absolute, as Python makes a package's __path__ and __file__ from '' on sys.path)
+                spec = self._package(fullname, Path(os.path.abspath(directory), name))
+                if spec is not None or Path(directory, name, "__init__.py").is_file():
+                    return spec  # (a plain package: PathFinder's)
             if py_name not in names:
-                if name in names or epy_name in names:
-                    return None  # a package, or a .epy alone (EpyFinder's): not ours
+                if epy_name in names:
+                    return None  # a .epy alone: EpyFinder's
                 continue
             if epy_name not in names:
                 return None  # a plain module: PathFinder imports it
@@ -116,11 +124,29 @@ class StaleFinder(importlib.abc.MetaPathFinder):
                     return None
             except OSError:
                 return None
+            return self._epy_spec(fullname, py, epy)
+        return None
+
+    def _package(self, fullname: str, folder: Path) -> Any:
+        """A folder with an `__init__.epy` is a package, as one with an `__init__.py` is (else
+        Python makes it a namespace package and the __init__.epy is never run)."""
+        py, epy = folder / "__init__.py", folder / "__init__.epy"
+        try:
+            if not epy.is_file() or (py.is_file() and epy.stat().st_mtime <= py.stat().st_mtime):
+                return None  # PathFinder's: a plain package, or one eventpyc compiled since
+        except OSError:
+            return None
+        return self._epy_spec(fullname, py if py.is_file() else None, epy, package=folder)
+
+    @staticmethod
+    def _epy_spec(fullname: str, py: Path | None, epy: Path, package: Path | None = None) -> Any:
+        if py is not None:
             print(f"{py}: warning: older than {epy.name} beside it; importing {epy.name} "
                   f"(run eventpyc {epy.name} again, or delete {py.name})", file=sys.stderr)
-            loader = EpyLoader(fullname, str(epy))
-            return importlib.util.spec_from_file_location(fullname, str(epy), loader=loader)
-        return None
+        loader = EpyLoader(fullname, str(epy))
+        return importlib.util.spec_from_file_location(
+            fullname, str(epy), loader=loader,
+            submodule_search_locations=[str(package)] if package is not None else None)
 
 
 def install() -> None:
@@ -141,3 +167,12 @@ def run_path(path: str) -> None:
     module.__file__ = path
     sys.modules["__main__"] = module
     exec(code, module.__dict__)
+
+
+def run_module(name: str) -> None:
+    """`eventpy run -m pkg.app`: run a module as `python -m` does (`pkg/app.epy`, or a package's
+    `__main__.epy`), found by the import hook: its relative imports work, as a file's do not."""
+    import runpy
+
+    install()
+    runpy.run_module(name, run_name="__main__", alter_sys=True)

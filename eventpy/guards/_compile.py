@@ -86,7 +86,8 @@ class _Checker:
                                        "subscription to the event's publication")
                 return A.Elapsed(**pos)
             if n.func not in FUNCTIONS:
-                raise self.fail(n, f"guard calls {n.func}(); only {WHITELIST} may be called in a guard")
+                raise self.fail(n, f"guard calls {n.func}(); only {WHITELIST} may be called in a guard"
+                                   + _instead(n.func))
             lo, hi = FUNCTION_ARITY[n.func]
             if not lo <= len(n.args) <= hi:
                 raise self.fail(n, f"{n.func}() takes {lo if lo == hi else f'{lo} to {hi}'} "
@@ -410,3 +411,24 @@ def compile_guard(
         if not dropped:
             conjs.append(ConjPlan(bounds, switches, residual))
     return build_plan(text, etype, conjs, params, mode)
+
+
+_CONVERSION = (": numbers compare across int and float as in Python; to cut off the fraction, math.floor "
+               "(or math.ceil below zero)")
+_STR_METHODS = frozenset(m for m in dir(str) if not m.startswith("_"))
+_INSTEAD = {
+    "range": ": for a range, compare both ends (lo <= n < hi)",
+    "int": _CONVERSION,
+    "float": _CONVERSION,
+    "len": ": keep the length in a field, or test it in the body",
+}
+
+
+def _instead(func: str) -> str:
+    """What to write for a call of Python a guard does not take ("" when there is no advice)."""
+    if func in _INSTEAD:
+        return _INSTEAD[func]
+    if "." in func and func.rsplit(".", 1)[1] in _STR_METHODS:  # firm.startswith(...), name.upper()
+        return (": a guard compares whole strings (==, != or in {...}); keep what the method computes in a "
+                "field, or test it in the body")
+    return ""

@@ -69,6 +69,8 @@ class _ToAst(Transformer):
 
     def number(self, meta, items):
         text = str(items[0]).replace("_", "")
+        if text[:2].lower() in ("0x", "0o", "0b"):  # Python's hex, octal and binary integers
+            return A.Const(int(text, 0), **_pos(meta))
         value = float(text) if any(c in text for c in ".eE") else int(text)
         return A.Const(value, **_pos(meta))
 
@@ -108,7 +110,17 @@ _HINTS = {
     "[": "; indexing is not part of a guard: keep the element in a field of its own",
     "%": "; the arithmetic of a guard is + - * / (no %, // or **)",
     "=": "; to compare, write == (a guard assigns nothing)",
+    "&": "; a guard has no bitwise operators: combine conditions with and / or / not",
+    "|": "; a guard has no bitwise operators: combine conditions with and / or / not",
+    "~": "; a guard has no bitwise operators: combine conditions with and / or / not",
+    "^": "; a guard has no bitwise operators: combine conditions with and / or / not",
 }
+_NONE_HINT = ("; None is not a value a guard compares with: an event's attributes always have one; keep a flag "
+              "in a field for 'no value', e.g. self.has_limit")
+_PREFIX_HINT = ("; f-strings and string prefixes are not part of a guard: compare with a plain '...' literal, or "
+                "with a field the object keeps up to date (self.f)")
+_STRING_PREFIX = re.compile(r"(?<![\w'\"])[rRuUbBfF]{1,2}$")  # `f'...'`: the lexer read the f as a name
+_CALLED = re.compile(r"(\w|\))\s*$")  # what comes before a `(` that opens a call's arguments
 
 
 def _hint(text: str, line: int, column: int, tok: str) -> str:
@@ -121,6 +133,16 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
     if tok == "self" and re.search(r"\blast\s*$", before):  # `name self` is no guard either: only after last
         return ("; `last` is not needed in a guard: a guard reads the released value of a `local` field "
                 "already (write self.f)")
+    if tok == "is" and re.match(r"is\s+(not\s+)?None\b", src[column - 1:]):
+        return _NONE_HINT
+    if tok[:1] in "'\"" and _STRING_PREFIX.search(before):
+        return _PREFIX_HINT
+    if tok == ",":
+        opened = _opened(before)
+        if before[opened:opened + 1] != "(":  # a comma outside any parenthesis
+            return "; a guard is one condition: combine conditions with and / or"
+        if not _CALLED.search(before[:opened]):  # `(a, b)`: not a call's arguments
+            return "; tuples are not part of a guard: compare each element (x == 1 and y == 2)"
     if tok == "(" and _AFTER_FIELD.search(before):
         return f"; a field cannot be called in a guard (only {', '.join(FUNCTIONS)} can)"
     if tok == "." and _AFTER_FIELD.search(before):
@@ -145,18 +167,39 @@ def _opened(before: str) -> int:
     return 0
 
 
+_DOTTED_AT_END = re.compile(r"(?<![\w.])((?!self\b)[^\W\d]\w*(\s*\.\s*[^\W\d]\w*)+)\s*$")
+
+
+def _dotted_value(text: str, line: int, column: int) -> GuardError | None:
+    """`x < math.pi`, `x < Desk.CAP`: a dotted name the grammar takes only as a function's (a
+    call must follow), found just before where the parse failed."""
+    lines = source_lines(text)
+    found = _DOTTED_AT_END.search(lines[line - 1][:column - 1]) if 0 < line <= len(lines) else None
+    if found is None:
+        return None
+    name = re.sub(r"\s+", "", found.group(1))
+    return GuardError(f"{name} is not a value a guard reads (only a function after a dot: math.sqrt(...)); a guard "
+                      "reads literals, event attributes and fields (self.f): write the value, or keep it in a field",
+                      text, line, found.start(1) + 1)
+
+
 def parse_guard(text: str) -> A.Node:
     """Parse a guard; a syntax error is a GuardError pointing at the offending token."""
     try:
         tree = _parser().parse(text)
     except UnexpectedEOF:
         lines = source_lines(text)
-        raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
+        raise (_dotted_value(text, len(lines), len(lines[-1]) + 1)
+               or GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1)) from None
     except UnexpectedToken as e:
         tok: Token = e.token
         if tok.type == "$END":
             lines = source_lines(text)
-            raise GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1) from None
+            raise (_dotted_value(text, len(lines), len(lines[-1]) + 1)
+                   or GuardError("the guard ends too early", text, len(lines), len(lines[-1]) + 1)) from None
+        dotted = _dotted_value(text, e.line, e.column) if tok != "(" else None
+        if dotted is not None:
+            raise dotted from None
         raise GuardError(f"unexpected {str(tok)!r} in guard" + _hint(text, e.line, e.column, str(tok)),
                          text, e.line, e.column) from None
     except UnexpectedCharacters as e:

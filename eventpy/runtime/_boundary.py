@@ -31,3 +31,11 @@ def past_wrapper(e: BaseException) -> None:
     then the program's function, as Python would without EventPy."""
     if e.__traceback__ is not None:
         e.__traceback__ = e.__traceback__.tb_next
+
+
+def stays_cut(e: BaseException) -> None:
+    """For an exception passing up through a frame of eventpy's: if it was cut below a public
+    call (callers_mistake) and has passed only through this frame since, cut it again, so that
+    the caller's line stays the last one shown; other exceptions keep all their frames."""
+    if e.__traceback__ is not None and e.__traceback__.tb_next is None:
+        callers_mistake(e)

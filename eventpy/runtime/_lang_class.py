@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._boundary import callers_mistake
-from ._lang_fields import (OWN_DEFAULTS, FifoLock, GuardField, _check_field, _frozen, _state, class_attr, class_default,
-                           inheritors, inheritors_lock, inherits, undeletable)
+from ._boundary import callers_mistake, stays_cut
+from ._lang_fields import (NOTHING, OWN_DEFAULTS, FifoLock, GuardField, ObservedSet, _check_field, _frozen, _state,
+                           class_attr, class_default, inheritors, inheritors_lock, inherits, undeletable)
 from ._params import short as _short
 
 
@@ -40,10 +40,38 @@ def _field(cls: type, name: str) -> GuardField | None:
     return v if isinstance(v, GuardField) else None
 
 
+# The namespace key by which `metaclass(locals=..., events=...)` hands the compiler's list of a
+# class's `local` fields and decorated event methods to lang.make_event_class: not as class
+# keywords, which a base's own `__init_subclass__` would receive (and refuse, or drop).
+DECLARED = "__eventpy_declared__"
+
+
 class EventClass(type):
     """The metaclass of event classes: a store of a guard field on the class is a new default."""
 
+    def __init__(cls, name: str, bases: tuple, namespace: dict, **kwargs: Any) -> None:
+        super().__init__(name, bases, namespace, **kwargs)
+        if "__eventpy_events__" not in cls.__dict__:
+            # EventObject.__init_subclass__ did not run: a base's own hook did not call super()
+            # (object's does nothing, so Python programs often leave it out)
+            from .lang import make_event_class  # (lang imports this module)
+            try:
+                make_event_class(cls, kwargs.get("locals", ()), kwargs.get("events", ()))
+            except Exception as e:
+                stays_cut(e)
+                raise  # from the class statement (_boundary)
+
     def __setattr__(cls, name: str, value: Any) -> None:
+        descriptor = None
+        mine = cls.__dict__.get(name)
+        if isinstance(value, GuardField) and value.name == name and isinstance(mine, GuardField):
+            # a field's descriptor read from the class's __dict__ and put back: unittest.mock's
+            # patch.object and pytest's monkeypatch undoing a patch of the default. The default
+            # it stood for comes back (without one, the class keeps the default it has)
+            if value.default is NOTHING:
+                _drop_default(cls, value)
+                return
+            descriptor, value = value, value.default
         field = _field(cls, name) if not isinstance(value, GuardField) else None
         if field is None:
             super().__setattr__(name, value)
@@ -54,6 +82,8 @@ class EventClass(type):
             except (TypeError, ValueError) as e:
                 callers_mistake(e)
                 raise  # from the line of the store (_boundary)
+            if isinstance(mine, GuardField):  # a descriptor standing for this default (see above)
+                type.__setattr__(cls, name, descriptor or GuardField(name, local=mine.local, default=value))
             for obj in followers:
                 # a set becomes each object's own ObservedSet, as the object would get at creation; a
                 # subclass's own descriptor of the field is the one that knows whether it is local there
@@ -68,6 +98,29 @@ class EventClass(type):
                 callers_mistake(e)
                 raise
         super().__delattr__(name)
+
+
+def _drop_default(cls: type, descriptor: GuardField) -> None:
+    """Put back a descriptor from when `cls` had no default of its own for the field: the default
+    a patch gave it goes, and the objects that followed it follow the base's default again."""
+    name = descriptor.name
+    with _class_stores:
+        with inheritors_lock:
+            own = dict(cls.__dict__.get(OWN_DEFAULTS) or {})
+            followers: list[Any] = []
+            if name in own:
+                followers = [obj for obj in list(inheritors) if isinstance(obj, cls)
+                             and inherits(obj, _state(obj), name) and class_default(type(obj), name)[0] is cls]
+                del own[name]
+                type.__setattr__(cls, OWN_DEFAULTS, own)
+            type.__setattr__(cls, name, descriptor)
+            value = class_default(cls, name)[1]
+        if value is NOTHING:
+            return  # nothing to follow: they keep the value they hold
+        for obj in followers:
+            (_field(type(obj), name) or descriptor).__set__(
+                obj, set(value) if isinstance(value, (set, frozenset)) else value,
+                f"{cls.__qualname__}.{name} = {_short(value)}", own=False)
 
 
 def _new_default(cls: type, field: GuardField, value: Any) -> tuple[list[Any], str]:
@@ -95,6 +148,25 @@ def _new_default(cls: type, field: GuardField, value: Any) -> tuple[list[Any], s
     return followers, written
 
 
+def take_class_defaults(obj: Any) -> None:
+    """A new object's fields from its class's defaults (`limit = 10.0` in the body), as Python
+    would read them: EventObject.__new__, or, where a base's __new__ comes first in the MRO and
+    does not reach it (`class Settings(dict)`), the constructor, before the program's __init__."""
+    cls = type(obj)
+    st = None
+    with inheritors_lock:  # no store on the class between the defaults taken and the joining
+        for f in cls.__eventpy_fields__ | cls.__eventpy_locals__:
+            v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
+            if v is NOTHING:
+                continue
+            v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, set) else v  # (a frozenset: as it is)
+            st = st or _state(obj)
+            st.inherited[f] = v
+            if f in cls.__eventpy_locals__:
+                st.released[f] = _frozen(v)
+        if st is not None:
+            inheritors.add(obj)  # a store on the class reaches it while it holds the class's value
+
 _combined: dict[type, type] = {}
 
 
@@ -115,8 +187,9 @@ class metaclass:
     conflict between EventClass and, say, ABCMeta never arises; `__prepare__` is the picked
     metaclass's own (an Enum's namespace, for one)."""
 
-    def __init__(self, explicit: Any = None) -> None:
+    def __init__(self, explicit: Any = None, locals: tuple = (), events: tuple = ()) -> None:
         self.explicit = explicit
+        self.declared = (tuple(locals), tuple(events)) if locals or events else None
 
     def _pick(self, bases: tuple) -> Any:
         winner = self.explicit if self.explicit is not None else type
@@ -143,9 +216,10 @@ class metaclass:
         return prepare(name, bases, **kwargs) if prepare is not None else {}
 
     def __call__(self, name: str, bases: tuple, namespace: Any, **kwargs: Any) -> Any:
+        if self.declared is not None:
+            namespace[DECLARED] = self.declared
         try:
             return self._pick(bases)(name, bases, namespace, **kwargs)
         except Exception as e:
-            if e.__traceback__ is not None and e.__traceback__.tb_next is None:
-                callers_mistake(e)  # cut below (_boundary) and passed only through here: stays cut
+            stays_cut(e)  # cut below (_boundary) and passed only through here: stays cut
             raise

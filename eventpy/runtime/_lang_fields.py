@@ -5,11 +5,11 @@ Re-exported by eventpy.runtime.lang, which generated code imports as `__eventpy_
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import deque
 from typing import Any, Callable, Iterable
 
 from ._boundary import callers_mistake
+from ._identity import IdentityWeakSet
 from ._params import freeze, short as _short
 
 
@@ -253,7 +253,8 @@ def _frozen(value: Any) -> Any:
 # -- defaults: what an object reads before it stores a value of its own ----------------------------
 OWN_DEFAULTS = "__eventpy_own_defaults__"  # in a class's own __dict__: the defaults its body (or a store on it) gave
 NOTHING = object()
-inheritors: "weakref.WeakSet[Any]" = weakref.WeakSet()  # live objects holding a value of their class's
+
+inheritors = IdentityWeakSet()  # live objects holding a value of their class's
 # Held while an object takes its class's defaults and joins `inheritors`, and while a store on a
 # class sets the new default and lists the objects that follow it: before, a class store while
 # other threads made objects raised "Set changed size during iteration" (the WeakSet grew under
@@ -295,9 +296,12 @@ def class_default(cls: type, field: str) -> tuple[type | None, Any]:
 class GuardField:
     """A field read by a guard: every store reaches the runtime (inside the class or not)."""
 
-    def __init__(self, name: str, local: bool = False) -> None:
+    def __init__(self, name: str, local: bool = False, default: Any = NOTHING) -> None:
         self.name = name
         self.local = local
+        # the class's own default when this descriptor was put in its __dict__ (a store on the
+        # class puts a new one): what putting it back restores (_lang_class.EventClass.__setattr__)
+        self.default = default
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:  # `Class.limit`: the class-level default, as Python would give it

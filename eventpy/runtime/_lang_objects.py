@@ -1,14 +1,17 @@
-"""An `.epy` object's subscriptions: the process's node for compiled programs, and the
+"""An `.epy` object's subscriptions: the process's node for compiled programs, the
 constructor wrapper that subscribes every event method once the program's `__init__` returns
-(with the values of the fields each guard reads, all checked before the first subscription)."""
+(with the values of the fields each guard reads, all checked before the first subscription),
+and the `close` wrapper that unsubscribes it."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any, Callable
 
 from ..guards import SUBSCRIBED_AT
 from ._boundary import callers_mistake, past_wrapper
+from ._lang_class import take_class_defaults
 from ._lang_fields import _frozen, _state, assigning
 
 _node_lock = threading.Lock()
@@ -73,6 +76,10 @@ def _forget_default() -> None:
 
 def _subscribing_init(init: Callable) -> Callable:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if "__eventpy_state__" not in self.__dict__:
+            # made by a base's __new__ that does not reach EventObject's (dict's, list's): the
+            # class's defaults, as that would have given them (none: this finds none again)
+            take_class_defaults(self)
         try:
             init(self, *args, **kwargs)
         except BaseException as e:  # the program's constructor: its frames, not this wrapper's
@@ -97,9 +104,10 @@ def _subscribing_init(init: Callable) -> Callable:
                     raise
                 _subscribe(self, envs)
 
+    # the program's names, annotations and doc (typing.get_type_hints reads the annotations in
+    # the program's module: this function's own would name what it does not have)
+    functools.update_wrapper(__init__, init)
     __init__.__eventpy_wrapped__ = True  # type: ignore[attr-defined]
-    __init__.__wrapped__ = init  # type: ignore[attr-defined]
-    __init__.__doc__ = init.__doc__
     return __init__
 
 
@@ -147,3 +155,47 @@ def _subscribe(obj: Any, envs: list[tuple[Any, dict[str, Any]]]) -> None:
             st.subs.append((sub, method.fields))
             if since is None:
                 since = sub._state.env.get(SUBSCRIBED_AT)
+
+
+def _unsubscribe(obj: Any) -> None:
+    st = _state(obj)
+    st.closed = True
+    if st.subs:  # (a second close has none left: the nodes of the first are kept)
+        st.left = list({id(sub._node): sub._node for sub, _ in st.subs}.values())
+    for sub, _ in st.subs:
+        sub.close()
+    st.subs.clear()
+
+
+_closes = threading.local()  # .objects: id -> how many wrapped closes of it this thread is inside
+
+
+def _closing_now(obj: Any) -> bool:
+    return id(obj) in getattr(_closes, "objects", {})
+
+
+def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
+    """A user-defined `close` (the class's own or inherited) unsubscribes the object after it
+    runs, whether or not it calls super().close(): an object its program closed must not go on
+    receiving events. In a chain of closes (super().close() reaching another wrapped close, or
+    EventObject.close) only the outermost unsubscribes, once, when its body has returned: the
+    code after super().close() still runs on a subscribed object, as it would without EventPy."""
+
+    @functools.wraps(close)
+    def closing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        objects = _closes.__dict__.setdefault("objects", {})
+        key = id(self)  # the object is alive (self) while its entry exists
+        objects[key] = objects.get(key, 0) + 1
+        try:
+            return close(self, *args, **kwargs)
+        except BaseException as e:  # the program's close: its frames, not this wrapper's
+            past_wrapper(e)
+            raise  # (_boundary)
+        finally:
+            objects[key] -= 1
+            if not objects[key]:
+                del objects[key]
+                _unsubscribe(self)
+
+    closing.__eventpy_closing__ = True  # type: ignore[attr-defined]
+    return closing

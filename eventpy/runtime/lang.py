@@ -38,12 +38,11 @@ from typing import Any, Callable, Iterable
 
 from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
-from ._boundary import callers_mistake, past_wrapper
-from ._lang_class import EventClass, metaclass
-from ._lang_objects import _subscribing_init, node
-from ._lang_fields import (NONE_HINT, NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _frozen, _state, assigning,
-                           class_attr, class_default, inheritors, inheritors_lock, last, nodes_left_by, release, released,
-                           subscriptions_of)
+from ._boundary import callers_mistake, past_wrapper, stays_cut
+from ._lang_class import DECLARED, EventClass, metaclass, take_class_defaults
+from ._lang_objects import _closing, _closing_now, _subscribing_init, _unsubscribe, node
+from ._lang_fields import (NONE_HINT, NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _state,
+                           assigning, class_attr, last, nodes_left_by, release, released, subscriptions_of)
 from ._params import KIND_OF_TYPE, check_members, param_kind, param_type
 from .client import SchemaRefused
 from .model import EventType
@@ -76,6 +75,8 @@ class EventMethod:
         # the class whose body holds the method: its guard's `self.__f` is `_Private__f` (in a
         # subclass that inherits the method too: Python mangled the body by the same class)
         self.private = private
+        self.inherited = False  # a copy of a base's, for this class's type (set by _event_methods)
+        self.attr = func.__name__  # its name in the class's __dict__ (set by _event_methods)
         self.etype = etype  # what `owner.method(...)` publishes
         self.listens = [etype]  # what an instance subscribes to: this type and its bases' ones
         self.guard = guard
@@ -90,16 +91,35 @@ class EventMethod:
         self.__doc__ = func.__doc__
         self.__name__ = func.__name__
 
+    @property
+    def __isabstractmethod__(self) -> bool:
+        # `@abc.abstractmethod` over an `event def`: ABCMeta counts the class's abstract methods
+        # after the event method took the function's place (as property and classmethod pass it on)
+        return bool(getattr(self.func, "__isabstractmethod__", False))
+
     def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., Any]:
         if obj is not None and type(obj) is not self.owner:
             # a base's event method reached from an object of a subclass: every subclass has its
             # own, so this is `super().m(...)` in an override, which runs the base's body, as in
             # Python (publishing would reach the object again, through its base's type, for ever)
-            return types.MethodType(self.func, obj)
+            return types.MethodType(self._next_body(type(obj)), obj)
         caller = self.__dict__.get("_caller")
         if caller is None:  # what `Class.m` is: it publishes, and help() shows the method's own text
             caller = self._caller = self._make_caller()
         return caller
+
+    def _next_body(self, cls: type) -> Callable:
+        """The body `super().m(...)` reaches here: this method's, unless it is a copy the class
+        holds of a base's (which Python's lookup would pass by), then the next class's in the
+        object's MRO that defines it (in E(B, C), from E: C's, where B only inherited A's)."""
+        if not self.inherited or self.owner not in cls.__mro__:
+            return self.func
+        mro = cls.__mro__
+        for klass in mro[mro.index(self.owner):]:
+            found = klass.__dict__.get(self.attr)
+            if isinstance(found, EventMethod) and not found.inherited:
+                return found.func
+        return self.func
 
     def _make_caller(self) -> Callable[..., None]:
         etype = self.etype
@@ -131,6 +151,11 @@ class EventMethod:
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(caller, attr, getattr(self.func, attr, None))
         caller.__signature__ = self.signature  # type: ignore[attr-defined]
+        # typing.get_type_hints(Class.m): the event's attributes (not this function's own, which
+        # it would read as names of the program's module)
+        caller.__annotations__ = dict(self.etype.schema)
+        # (ABCMeta reads a base's abstract methods on a subclass with getattr: this function)
+        caller.__isabstractmethod__ = self.__isabstractmethod__  # type: ignore[attr-defined]
         caller.__self__ = self  # type: ignore[attr-defined]  (advertise finds the event type here)
         return caller
 
@@ -213,68 +238,22 @@ class EventObject(metaclass=EventClass):
     """Base of every class with event methods (added by the compiler on the class line; its
     metaclass keeps a store of a guard field on the class from replacing the field: _lang_class)."""
 
-    __eventpy_events__: dict[str, EventMethod] = {}
-    __eventpy_fields__: frozenset[str] = frozenset()
-    __eventpy_locals__: frozenset[str] = frozenset()
+    # not annotated: typing.get_type_hints(Class) of a program's class lists the program's own
+    __eventpy_events__ = {}  # type: dict[str, EventMethod]
+    __eventpy_fields__ = frozenset()  # type: frozenset[str]
+    __eventpy_locals__ = frozenset()  # type: frozenset[str]
 
     def __init_subclass__(cls, locals: Iterable[str] = (), events: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        local_fields = set(getattr(cls, "__eventpy_locals__", ())) | set(locals)
-        annotations = {}
-        for klass in reversed(cls.__mro__):
-            annotations.update(getattr(klass, "__annotations__", {}) or {})
-        try:  # a class the language refuses is the program's mistake: raised from its `class` line
-            for name in events:  # `event def`s under a decorator: it must have kept the `when`
-                if _marker(cls.__dict__.get(name)) is None:
-                    raise TypeError(f"{cls.__qualname__}.{name} is an `event def`, but its decorator returned "
-                                    f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
-                                    "publish: use functools.wraps in the decorator, or call what it adds from "
-                                    "the method's body")
-            events = _event_methods(cls, annotations)
-            fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
-            for f in fields | local_fields:
-                _refuse_computed(cls, f, local=f in local_fields)
-        except (GuardError, TypeError) as e:  # a guard, a signature, an override, a property
-            callers_mistake(e)
-            raise  # (_boundary)
-        for f in fields | local_fields:
-            if not isinstance(cls.__dict__.get(f), GuardField):
-                default = cls.__dict__.get(f, NOTHING)
-                type.__setattr__(cls, f, GuardField(f, local=f in local_fields))
-                if default is not NOTHING:  # the class's own: a base's is found through the MRO
-                    type.__setattr__(cls, OWN_DEFAULTS, {**cls.__dict__.get(OWN_DEFAULTS, {}), f: default})
-        cls.__eventpy_events__ = events
-        cls.__eventpy_fields__ = fields
-        cls.__eventpy_locals__ = frozenset(local_fields)
-        # the close Python's lookup finds (the class's own, a base's, a plain mixin's): unless it
-        # is EventObject's or already wrapped, this class gets it wrapped, so that it unsubscribes
-        # (the mixin itself stays as it was: other classes may use it)
-        where = next(k for k in cls.__mro__ if "close" in k.__dict__)
-        found = where.__dict__["close"]
-        if (inspect.isfunction(found) and where is not EventObject
-                and not getattr(found, "__eventpy_closing__", False)):
-            cls.close = _closing(found)  # type: ignore[method-assign]
-        init = cls.__dict__.get("__init__")
-        if init is None:  # inherited: wrap the original, so that this class subscribes too
-            init = getattr(cls.__init__, "__wrapped__", cls.__init__)
-        if not getattr(init, "__eventpy_wrapped__", False):
-            cls.__init__ = _subscribing_init(init)  # type: ignore[misc]
+        try:
+            make_event_class(cls, locals, events)
+        except Exception as e:
+            stays_cut(e)
+            raise
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
-        st = None
-        with inheritors_lock:  # no store on the class between the defaults taken and the joining
-            for f in cls.__eventpy_fields__ | cls.__eventpy_locals__:
-                v = class_default(cls, f)[1]  # looked up now: the class may have been given a new one
-                if v is NOTHING:
-                    continue
-                v = obj.__dict__[f] = ObservedSet(v, obj, f) if isinstance(v, set) else v  # (a frozenset: as it is)
-                st = st or _state(obj)
-                st.inherited[f] = v
-                if f in cls.__eventpy_locals__:
-                    st.released[f] = _frozen(v)
-            if st is not None:
-                inheritors.add(obj)  # a store on the class reaches it while it holds the class's value
+        take_class_defaults(obj)
         return obj
 
     def close(self) -> None:
@@ -290,48 +269,57 @@ class EventObject(metaclass=EventClass):
         self.close()
 
 
-def _unsubscribe(obj: Any) -> None:
-    st = _state(obj)
-    st.closed = True
-    if st.subs:  # (a second close has none left: the nodes of the first are kept)
-        st.left = list({id(sub._node): sub._node for sub, _ in st.subs}.values())
-    for sub, _ in st.subs:
-        sub.close()
-    st.subs.clear()
-
-
-_closes = threading.local()  # .objects: id -> how many wrapped closes of it this thread is inside
-
-
-def _closing_now(obj: Any) -> bool:
-    return id(obj) in getattr(_closes, "objects", {})
-
-
-def _closing(close: Callable[..., Any]) -> Callable[..., Any]:
-    """A user-defined `close` (the class's own or inherited) unsubscribes the object after it
-    runs, whether or not it calls super().close(): an object its program closed must not go on
-    receiving events. In a chain of closes (super().close() reaching another wrapped close, or
-    EventObject.close) only the outermost unsubscribes, once, when its body has returned: the
-    code after super().close() still runs on a subscribed object, as it would without EventPy."""
-
-    @functools.wraps(close)
-    def closing(self: Any, *args: Any, **kwargs: Any) -> Any:
-        objects = _closes.__dict__.setdefault("objects", {})
-        key = id(self)  # the object is alive (self) while its entry exists
-        objects[key] = objects.get(key, 0) + 1
-        try:
-            return close(self, *args, **kwargs)
-        except BaseException as e:  # the program's close: its frames, not this wrapper's
-            past_wrapper(e)
-            raise  # (_boundary)
-        finally:
-            objects[key] -= 1
-            if not objects[key]:
-                del objects[key]
-                _unsubscribe(self)
-
-    closing.__eventpy_closing__ = True  # type: ignore[attr-defined]
-    return closing
+def make_event_class(cls: type, locals: Iterable[str] = (), events: Iterable[str] = ()) -> None:
+    """Make `cls` an event class: its event methods, guard fields and `local` fields. Run by
+    EventObject.__init_subclass__, or by the metaclass when a base's `__init_subclass__` of the
+    program's did not call super() (EventClass.__init__). `locals` and `events` name the class's
+    `local` fields and decorated event methods: class keywords when the class has no base of the
+    program's, else given to the metaclass (DECLARED in the namespace), so that no base's hook
+    receives keywords the program never wrote."""
+    declared = cls.__dict__.get(DECLARED)
+    if declared is not None:
+        type.__delattr__(cls, DECLARED)
+        locals, events = (*locals, *declared[0]), (*events, *declared[1])
+    local_fields = set(getattr(cls, "__eventpy_locals__", ())) | set(locals)
+    annotations = {}
+    for klass in reversed(cls.__mro__):
+        annotations.update(getattr(klass, "__annotations__", {}) or {})
+    try:  # a class the language refuses is the program's mistake: raised from its `class` line
+        for name in events:  # `event def`s under a decorator: it must have kept the `when`
+            if _marker(cls.__dict__.get(name)) is None:
+                raise TypeError(f"{cls.__qualname__}.{name} is an `event def`, but its decorator returned "
+                                f"{cls.__dict__.get(name)!r} without the guard, so calling it would not "
+                                "publish: use functools.wraps in the decorator, or call what it adds from "
+                                "the method's body")
+        events = _event_methods(cls, annotations)
+        fields = frozenset().union(*(m.fields for m in events.values())) if events else frozenset()
+        for f in fields | local_fields:
+            _refuse_computed(cls, f, local=f in local_fields)
+    except (GuardError, TypeError) as e:  # a guard, a signature, an override, a property
+        callers_mistake(e)
+        raise  # (_boundary)
+    for f in fields | local_fields:
+        if not isinstance(cls.__dict__.get(f), GuardField):
+            default = cls.__dict__.get(f, NOTHING)
+            type.__setattr__(cls, f, GuardField(f, local=f in local_fields, default=default))
+            if default is not NOTHING:  # the class's own: a base's is found through the MRO
+                type.__setattr__(cls, OWN_DEFAULTS, {**cls.__dict__.get(OWN_DEFAULTS, {}), f: default})
+    cls.__eventpy_events__ = events
+    cls.__eventpy_fields__ = fields
+    cls.__eventpy_locals__ = frozenset(local_fields)
+    # the close Python's lookup finds (the class's own, a base's, a plain mixin's): unless it
+    # is EventObject's or already wrapped, this class gets it wrapped, so that it unsubscribes
+    # (the mixin itself stays as it was: other classes may use it)
+    where = next(k for k in cls.__mro__ if "close" in k.__dict__)
+    found = where.__dict__["close"]
+    if (inspect.isfunction(found) and where is not EventObject
+            and not getattr(found, "__eventpy_closing__", False)):
+        cls.close = _closing(found)  # type: ignore[method-assign]
+    init = cls.__dict__.get("__init__")
+    if init is None:  # inherited: wrap the original, so that this class subscribes too
+        init = getattr(cls.__init__, "__wrapped__", cls.__init__)
+    if not getattr(init, "__eventpy_wrapped__", False):
+        cls.__init__ = _subscribing_init(init)  # type: ignore[misc]
 
 
 def _refuse_computed(cls: type, field: str, local: bool) -> None:
@@ -345,6 +333,17 @@ def _refuse_computed(cls: type, field: str, local: bool) -> None:
                         "guard reads fields the object stores "
                         "(each store sends the new value), not values computed on reading; read the field the "
                         "property stores (or a field kept up to date) instead, or rename one of them")
+    if (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")) and not isinstance(
+            found, (GuardField, types.MemberDescriptorType)):  # (a slot: its value goes to the field)
+        # a data descriptor of the program's (a validating one): the field would take its place
+        # and silently drop its checks
+        what = "a `local` field" if local else "read by a guard"
+        raise TypeError(f"{cls.__qualname__}: self.{field}, {what}, is a descriptor ({type(found).__qualname__}) "
+                        f"of {where.__qualname__}, which computes or checks what the object stores; a guard reads "
+                        "the field itself (each store sends the new value): check the value before storing it "
+                        "(in a method, or __setattr__), or rename one of them")
+
+
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
 
@@ -383,8 +382,10 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
             inherited.setdefault(name, []).append(m)
     for name, bases in inherited.items():
         if name not in events:
-            # the method resolution order picks the body and guard
-            where = next(k for k in cls.__mro__ if name in k.__dict__)
+            # the method resolution order picks the body and guard: among the classes that
+            # define the name (a class that inherited an event method holds a copy of its own,
+            # for its own type, which Python's lookup would pass by: D(B, C) finds C's over B's)
+            where = next(k for k in cls.__mro__ if name in k.__dict__ and not _inherited(k, name))
             nearest = where.__dict__[name]
             if not isinstance(nearest, EventMethod):  # a plain method over an event method
                 what = "a plain method" if callable(nearest) else f"the value {nearest!r}"
@@ -397,6 +398,7 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
                                 f"method {base}.{name} (method resolution order: {order}); put {base} before "
                                 f"{where.__qualname__} among the bases of {cls.__qualname__}, or rename one of them")
             events[name] = _event_method(cls, prefix, nearest.func, nearest.guard, annotations, nearest.private)
+            events[name].inherited = True
         mine = events[name]
         for m in bases:
             if m.etype.schema != mine.etype.schema:
@@ -406,8 +408,15 @@ def _event_methods(cls: type, annotations: dict) -> dict[str, EventMethod]:
             if m.etype not in mine.listens:
                 mine.listens.append(m.etype)
     for name, m in events.items():
+        m.attr = name  # its name in the class (`_Desk__m` for `def __m`: mangled)
         setattr(cls, name, m)
     return events
+
+
+def _inherited(klass: type, name: str) -> bool:
+    """Whether `klass.name` is the copy of a base's event method that `klass` holds for its own
+    event type (set by _event_methods), not one its body defines."""
+    return getattr(klass.__dict__[name], "inherited", False) is True
 
 
 _local_classes: dict[str, int] = {}  # module.qualname of classes made in a function -> how many

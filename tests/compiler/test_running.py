@@ -412,3 +412,37 @@ def test_an_object_re_anchors_its_motion_with_eventpy_elapsed():
     c.close()
     with pytest.raises(RuntimeError, match="closed"):
         eventpy.elapsed(c)
+
+
+def _epy_package(root):
+    """app/__init__.epy (no __init__.py), app/models.epy, app/__main__.epy importing relatively."""
+    app = root / "app"
+    app.mkdir()
+    (app / "__init__.epy").write_text("from .models import Monitor\n")
+    (app / "models.epy").write_text(textwrap.dedent(MONITOR))
+    (app / "__main__.epy").write_text(textwrap.dedent('''
+        import sys
+        import eventpy
+        from . import Monitor
+        m = Monitor(10.0)
+        Monitor.quote("IBM", 1.0)
+        eventpy.drain(5.0)
+        print(__name__, __package__, m.got, sys.argv[1:])
+    '''))
+
+
+def test_a_folder_with_an_init_epy_is_a_package(tmp_path):
+    # without an __init__.py, Python made `app` a namespace package: `app.Monitor` was an
+    # AttributeError, and `from . import Monitor` in the package's modules an ImportError
+    _epy_package(tmp_path)
+    out = subprocess.run([sys.executable, "-c", "import eventpy, app; print(app.Monitor.__module__, app.__path__)"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.stdout.split() == ["app.models", f"['{tmp_path / 'app'}']"], out.stderr
+
+
+def test_eventpy_run_m_runs_a_package_as_python_m_does(tmp_path):
+    # `python -m app` is what a Python programmer types for a package; `eventpy run` took files only
+    _epy_package(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "eventpy", "run", "-m", "app", "x", "-v"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.stdout.strip() == "__main__ app [1.0] ['x', '-v']", out.stdout + out.stderr

@@ -333,6 +333,28 @@ def test_non_whitelisted_call_lists_the_allowed_functions():
                                   "math.floor", "math.ceil"}
 
 
+_ONLY = "only abs, min, max, round, math.sqrt, math.hypot, math.floor, math.ceil may be called in a guard"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("vol in range(10)", f"guard calls range(); {_ONLY}: for a range, compare both ends (lo <= n < hi)"),
+        ("vol not in range(1, 5)", f"guard calls range(); {_ONLY}: for a range, compare both ends (lo <= n < hi)"),
+        ("int(price) == 3", f"guard calls int(); {_ONLY}: numbers compare across int and float as in Python; "
+                            "to cut off the fraction, math.floor (or math.ceil below zero)"),
+        ("float(vol) > 1.5", f"guard calls float(); {_ONLY}: numbers compare across int and float as in Python; "
+                             "to cut off the fraction, math.floor (or math.ceil below zero)"),
+        ("firm.startswith('I')", f"guard calls firm.startswith(); {_ONLY}: a guard compares whole strings "
+                                 "(==, != or in {...}); keep what the method computes in a field, or test it in "
+                                 "the body"),
+        ("len(firm) > 2", f"guard calls len(); {_ONLY}: keep the length in a field, or test it in the body"),
+    ],
+)
+def test_python_calls_a_programmer_tries_say_what_to_write_instead(text, message):
+    assert err(text).message == message
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

@@ -139,6 +139,8 @@ def test_shapes_agree_with_python_for_arithmetic():
     [
         ("1_000", 1000), (".5", 0.5), ("5.", 5.0), ("1e3", 1000.0), ("2.5e-3", 0.0025), ("0", 0),
         ("12", 12), ("1E+2", 100.0), ("3.25", 3.25),
+        # Python's other integer literals: a programmer compares flags and codes with them
+        ("0x10", 16), ("0XfF", 255), ("0o17", 15), ("0b101", 5), ("0x_ff_ff", 65535), ("0b1_0", 2),
     ],
 )
 def test_numbers(text, value):
@@ -280,7 +282,7 @@ def test_positions_point_at_the_source(tokens, seps, ops):
         ("price < 3 and\n   vol > > 1", 2, 10, "unexpected '>' in guard"),
         ("price < 3 and\n   vol >", 2, 9, "the guard ends too early"),
         ("x = 3", 1, 3, "unexpected character '=' in guard; to compare, write == (a guard assigns nothing)"),
-        ("x is None", 1, 3, "unexpected 'is' in guard; compare with == or != (is and is not are not part of a guard)"),
+        ("x is 3", 1, 3, "unexpected 'is' in guard; compare with == or != (is and is not are not part of a guard)"),
         ("x ** 2 > 1", 1, 4, "unexpected '*' in guard; powers are not part of a guard (write x * x)"),
         ("n % 2 == 0", 1, 3, "unexpected character '%' in guard; the arithmetic of a guard is + - * / (no %, // "
                              "or **)"),
@@ -303,6 +305,34 @@ def test_positions_point_at_the_source(tokens, seps, ops):
         ("not", 1, 4, "the guard ends too early"),
         ("x < 1 and", 1, 10, "the guard ends too early"),
         ("a\n  and\n  or b", 3, 3, "unexpected 'or' in guard"),
+        # the Python a programmer reaches for, each refused with what to write instead
+        ("x is None", 1, 3, "unexpected 'is' in guard; None is not a value a guard compares with: an event's "
+                            "attributes always have one; keep a flag in a field for 'no value', e.g. self.has_limit"),
+        ("self.opt is not None", 1, 10, "unexpected 'is' in guard; None is not a value a guard compares with: an "
+                                        "event's attributes always have one; keep a flag in a field for 'no value', "
+                                        "e.g. self.has_limit"),
+        ("firm == f'{self.name}'", 1, 10, "unexpected \"'{self.name}'\" in guard; f-strings and string prefixes are "
+                                          "not part of a guard: compare with a plain '...' literal, or with a field "
+                                          "the object keeps up to date (self.f)"),
+        ("firm == b'IBM'", 1, 10, "unexpected \"'IBM'\" in guard; f-strings and string prefixes are not part of a "
+                                  "guard: compare with a plain '...' literal, or with a field the object keeps up to "
+                                  "date (self.f)"),
+        ("(x > 1) & (y < 2)", 1, 9, "unexpected character '&' in guard; a guard has no bitwise operators: combine "
+                                    "conditions with and / or / not"),
+        ("x > 1 | y < 2", 1, 7, "unexpected character '|' in guard; a guard has no bitwise operators: combine "
+                                "conditions with and / or / not"),
+        ("~ok", 1, 1, "unexpected character '~' in guard; a guard has no bitwise operators: combine conditions with "
+                      "and / or / not"),
+        ("(x, y) == (1, 2)", 1, 3, "unexpected ',' in guard; tuples are not part of a guard: compare each element "
+                                   "(x == 1 and y == 2)"),
+        ("x < 1, y < 2", 1, 6, "unexpected ',' in guard; a guard is one condition: combine conditions with "
+                               "and / or"),
+        ("x < math.pi", 1, 5, "math.pi is not a value a guard reads (only a function after a dot: math.sqrt(...)); "
+                               "a guard reads literals, event attributes and fields (self.f): write the value, or "
+                               "keep it in a field"),
+        ("x < Desk.CAP and y", 1, 5, "Desk.CAP is not a value a guard reads (only a function after a dot: "
+                                      "math.sqrt(...)); a guard reads literals, event attributes and fields (self.f): "
+                                      "write the value, or keep it in a field"),
     ],
 )
 def test_syntax_errors_render_position_line_and_caret(text, line, column, message):

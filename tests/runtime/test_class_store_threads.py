@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
 
 import eventpy
 from eventpy.compiler import compile_source
@@ -49,7 +48,9 @@ def other_thread_while_listing(action):
     halfway, and goes on once it has returned (or after a second, if it waits for the listing)."""
     started: list[threading.Thread] = []
 
-    class Pausing(weakref.WeakSet):
+    kind = type(_lang_fields.inheritors)
+
+    class Pausing(kind):  # type: ignore[valid-type, misc]
         def __iter__(self):
             for i, item in enumerate(super().__iter__()):
                 if i == 1 and not started:
@@ -63,7 +64,7 @@ def other_thread_while_listing(action):
     try:
         yield started
     finally:
-        _lang_fields.inheritors.__class__ = weakref.WeakSet
+        _lang_fields.inheritors.__class__ = kind
         for t in started:
             t.join(timeout=30)
 
