@@ -121,7 +121,7 @@ def test_a_statement_of_several_fields_that_meets_a_deadlock_gives_back_the_lock
     # __enter__), else every later store of y.a waits for ever.
     import time
 
-    from eventpy.runtime import _lang_fields
+    from eventpy.runtime import _fifo_lock
     from eventpy.runtime.lang import assigning
 
     eventpy.shutdown()
@@ -138,7 +138,7 @@ def test_a_statement_of_several_fields_that_meets_a_deadlock_gives_back_the_lock
             with assigning(x, "a"):
                 holding.wait(timeout=20)
                 deadline = time.monotonic() + 20
-                while not _lang_fields._waits and time.monotonic() < deadline:
+                while not _fifo_lock._waits and time.monotonic() < deadline:
                     time.sleep(0.001)  # until the other thread waits for x.a
                 try:
                     with assigning(y, "a", "b"):

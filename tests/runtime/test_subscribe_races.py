@@ -16,7 +16,7 @@ import pytest
 
 import eventpy
 from eventpy.compiler import compile_source
-from eventpy.runtime import _lang_fields
+from eventpy.runtime import _fifo_lock
 from eventpy.runtime.api import Node
 from eventpy.runtime.lang import subscriptions_of
 
@@ -54,7 +54,7 @@ def _store_while_subscribing(monkeypatch, store, movers: list) -> list[threading
             threads.append(t)
             t.start()
             deadline = time.monotonic() + 30.0
-            while t.is_alive() and t.ident not in _lang_fields._waits and time.monotonic() < deadline:
+            while t.is_alive() and t.ident not in _fifo_lock._waits and time.monotonic() < deadline:
                 time.sleep(0.001)
         return real(self, etype, plan, env, on_event, group, rum, since)
 
