@@ -49,12 +49,11 @@ class LateEvents:
             self._moving_changed(ts, link)
 
     def _moving_changed(self, ts: _TypeState, link: Link) -> None:
-        if link in self.broker_links:
-            horizons = [h for (lk, _), h in ts.moving.items() if lk == link]
-            if horizons:
-                ts.late_links[link] = min(horizons)
-            else:
-                ts.late_links.pop(link, None)
+        horizons = [h for (lk, _), h in ts.moving.items() if lk == link]
+        if horizons and link in self.broker_links:
+            ts.late_links[link] = min(horizons)
+        else:  # (also a broker link being disconnected: no longer in broker_links by then)
+            ts.late_links.pop(link, None)
         ts.seen.clear()  # every upstream summary's mark is looked at again by _propagate
 
     def _moving_for(self, ts: _TypeState, link: Link) -> float:

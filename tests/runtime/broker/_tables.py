@@ -69,6 +69,8 @@ def leftovers(b: Broker, links: Iterable = ()) -> dict[str, Any]:
         note(f"{name}.sent", ts.sent)
         note(f"{name}.seen", ts.seen)
         note(f"{name}.adv_sent", ts.adv_sent)
+        note(f"{name}.moving", ts.moving)
+        note(f"{name}.late_links", ts.late_links)
         note(f"{name}.matcher", {k: v for k, v in _matcher_tables(ts.matcher).items() if v})
         note(f"{name}.summary", {k: v for k, v in _summary_tables(ts.summary).items() if v})
         if ts.cache is not None:

@@ -162,3 +162,25 @@ def test_the_lookup_table_shrinks_back_when_its_subscriptions_are_gone():
         b.handle("c", Unsub(Q.name, sid))
     b.disconnect("c")
     assert sys.getsizeof(b.types[Q.name].subs) == empty
+
+
+def test_a_broker_link_that_drops_takes_its_moving_summaries_and_their_late_route():
+    # a neighbour's summary marked moving (Sub.moving) routes late events to it; when that link
+    # went, its mark stayed (disconnect drops the link from broker_links before its
+    # subscriptions), and late events kept being sent to a link that was gone
+    b = Broker("mid", overlay_clock=lambda: 1000.0)
+    b.connect("up", "broker")
+    b.handle("up", Adv(Q.name, Q.to_wire()))
+    b.connect("down", "broker")
+    moving = sub("price < limit", 7, limit=5.0)
+    moving.moving = 1.0
+    b.handle("down", moving)
+    ts = b.types[Q.name]
+    assert ts.late_links == {"down": 1.0}
+    late = b.handle("up", Pub(Q.name, ("IBM", 50.0), "p", 1, 990.0))  # 10 s old, outside its filter
+    assert [link for link, _ in late] == ["down"]
+    b.disconnect("down")
+    assert ts.late_links == {} and ts.moving == {}
+    assert b.handle("up", Pub(Q.name, ("IBM", 50.0), "p", 2, 990.0)) == []
+    left = leftovers(b, {"up"})
+    assert f"{Q.name}.moving" not in left and f"{Q.name}.late_links" not in left and f"{Q.name}.subs" not in left
