@@ -174,7 +174,14 @@ def hull(op: str, expr: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Int
         slack = _REORDERING * magnitude + 5e-324
         if not slack < math.inf:
             slack = 0.0  # an infinite end: nothing to round (and inf - inf would be NaN)
-        return Interval(e[0] - w[1] - slack, closed, e[1] + w[1] + slack, closed)
+        lo, hi = e[0] - w[1] - slack, e[1] + w[1] + slack
+        if lo != lo or hi != hi:
+            # inf - inf: a centre and a width both infinite (`abs(x - px) < view`, px and view
+            # inf), where the exact check admits nothing. A NaN end went into the summary, whose
+            # LUB with another subscription's interval kept the NaN, and the brokers upstream then
+            # dropped that other subscription's events too: left open (None) instead
+            return None
+        return Interval(lo, closed, hi, closed)
     return bound_interval(op, _range_of(expr, vs, t_lo, t_hi))
 
 

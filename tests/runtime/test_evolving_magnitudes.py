@@ -6,6 +6,8 @@ The brokers now leave such a bound open, or take the float nearest past it."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from _evolving_guards import oracle
@@ -50,3 +52,29 @@ def test_a_bound_past_the_floats_is_not_refused_and_delivers_the_centralized_eva
     sim.run()
     assert not any(b.stats["refused"] for b in sim.brokers.values()), {n: dict(b.stats) for n, b in sim.brokers.items()}
     assert got == want
+
+
+@pytest.mark.parametrize("summary", ["attribute", "poset"])
+@pytest.mark.parametrize("window", ["abs(x - p0) < p2", "abs(x - (p0 + elapsed())) < p2"])
+def test_an_infinite_window_around_an_infinite_centre_does_not_hide_another_subscription(window, summary):
+    # p0 and p2 both inf: abs(x - inf) < inf admits nothing, but the version's ends were inf - inf,
+    # NaN; the attribute summary's LUB with another subscription of the same client kept the NaN,
+    # and the brokers upstream dropped that subscription's events (x = 5 did not reach `x > 0`)
+    sim = Simulation(line(3), summary=summary, count_bytes=True)
+    pub = sim.client("pub", "b0")
+    pub.advertise(E)
+    sim.run()
+    client = sim.client("sub", "b2")
+    client.subscribe(E, window, {"p0": math.inf, "p2": math.inf}, on_event=lambda ev: None)
+    sim.run()
+    got = []
+    client.subscribe(E, "x > 0 and x < 10", {}, on_event=lambda ev: got.append(ev.x))
+    sim.run()
+    pub.publish(E, x=5.0, n=0, s="a", b=True)
+    sim.run()
+    assert got == [5.0]
+    for b in sim.brokers.values():
+        for ts in b.types.values():
+            for sent in ts.sent.values():
+                ends = [end for f in sent.filters for c in f.values() for end in (getattr(c, "lo", 0), getattr(c, "hi", 0))]
+                assert not any(math.isnan(end) for end in ends), sent.filters
