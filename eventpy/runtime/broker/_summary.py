@@ -145,19 +145,19 @@ class AttributeSummary:
         agg = self.aggs.get(link)
         if agg is None or link in self._dirty or link in self._added:
             return False
+        joins = not any(c.is_empty() for c in new.values())  # (an empty filter is left out of it)
         if not any(c.is_empty() for c in old.values()):  # `old` is part of the aggregate
-            for a in old.keys() | new.keys():
+            # every attribute when `new` does not join: `old` leaves the aggregate whole, and a
+            # wildcard or a set it gave the aggregate may go with it
+            for a in (old.keys() | new.keys()) if joins else self.etype.attrs:
                 c_old = old.get(a)
-                if c_old == new.get(a):
-                    continue  # the entries' constraints on `a` are the same set as before
+                if joins and c_old == new.get(a):
+                    continue  # the entries' constraints on `a` are the same as before
                 c_agg = agg.get(a)
                 if not (type(c_old) is Interval and type(c_agg) is Interval and c_agg.lo < c_old.lo
                         and c_old.hi < c_agg.hi):
                     return False  # `old` may hold a bound of the aggregate (or its wildcard)
-        if any(c.is_empty() for c in new.values()):
-            widened = agg  # `new` does not join the aggregate
-        else:
-            widened = filter_lub(agg, new)
+        widened = filter_lub(agg, new) if joins else agg
         self._refresh(link, widened)
         return True
 
