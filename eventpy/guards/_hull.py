@@ -138,11 +138,24 @@ def _widened(r: Range | None, terms: list[Range | None]) -> Range | None:
     """The range of a reordered sum, widened by what the reordering can change (above)."""
     if r is None or any(t is None for t in terms):
         return None
-    magnitude = max(abs(r[0]), abs(r[1])) + sum(max(abs(lo), abs(hi)) for lo, hi in terms)
-    if not magnitude < math.inf:
+    magnitude = _magnitude((max(abs(r[0]), abs(r[1])), *(max(abs(lo), abs(hi)) for lo, hi in terms)))
+    if magnitude is None or not magnitude < math.inf:
         return None
     slack = _REORDERING * magnitude + 5e-324  # (the smallest step up from 0)
     return (r[0] - slack, r[1] + slack)
+
+
+def _magnitude(parts: Any) -> float | None:
+    """The sum of non-negative numbers as a float; None when it is past the floats: an int end
+    (math.floor of a huge float, times 10) does not convert, and the sum raised OverflowError
+    out of the broker's SUB, UPD or timer, refusing the subscription."""
+    total = 0.0
+    try:
+        for p in parts:
+            total += p
+    except OverflowError:
+        return None
+    return total
 
 
 def hull(op: str, expr: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Interval | None:
@@ -155,10 +168,20 @@ def hull(op: str, expr: Any, vs: Sequence[Any], t_lo: float, t_hi: float) -> Int
         closed = op == "near<="
         # the exact check computes abs(a - E) and compares it with W, rounding the difference by
         # up to an ulp of |a| + |E|; the ends here round too: widened by far more than both
-        slack = _REORDERING * (2 * max(abs(e[0]), abs(e[1])) + abs(w[1])) + 5e-324
+        magnitude = _magnitude((2 * max(abs(e[0]), abs(e[1])), abs(w[1])))
+        if magnitude is None:
+            return None  # an int end past the floats (math.floor(1e308) * 10): no bound to send
+        slack = _REORDERING * magnitude + 5e-324
         if not slack < math.inf:
             slack = 0.0  # an infinite end: nothing to round (and inf - inf would be NaN)
-        return Interval(e[0] - w[1] - slack, closed, e[1] + w[1] + slack, closed)
+        lo, hi = e[0] - w[1] - slack, e[1] + w[1] + slack
+        if lo != lo or hi != hi:
+            # inf - inf: a centre and a width both infinite (`abs(x - px) < view`, px and view
+            # inf), where the exact check admits nothing. A NaN end went into the summary, whose
+            # LUB with another subscription's interval kept the NaN, and the brokers upstream then
+            # dropped that other subscription's events too: left open (None) instead
+            return None
+        return Interval(lo, closed, hi, closed)
     return bound_interval(op, _range_of(expr, vs, t_lo, t_hi))
 
 

@@ -116,3 +116,30 @@ def test_a_summary_is_marked_moving_only_while_it_holds_an_evolving_subscription
     fixed.close()
     sim.run()
     assert ts.subs == {}
+
+
+@pytest.mark.parametrize("engine", ["ves", "lees", "clees"])
+@pytest.mark.parametrize("skew", [-2.5, 2.5, 6.0])
+def test_a_publisher_whose_clock_is_off_is_heard_at_every_broker_as_at_its_own(skew, engine):
+    # the client stamps Pub.time with its own clock. Ahead by more than the versions' window
+    # reaches (two horizons after it last moved), its events were dropped by the brokers on the way
+    # (0 of 40 at a skew of 2.5 s), while the subscriber's own broker checked them exactly and
+    # delivered all 40 from a publisher attached there: who heard the publisher depended on where
+    # it was. Both get all 40 now (behind, they already did: the late events' path)
+    got = {}
+    for home in ("b0", "b3"):
+        sim = Simulation(line(4), link_delay=0.005, evolving_engine=engine)
+        pub = sim.client("pub", home)
+        pub.advertise(Q)
+        sim.run()
+        pub.core.clock = lambda sim=sim: sim.now + skew
+        got[home] = []
+        start = sim.now
+        sim.client("sub", "b3").subscribe(Q, "abs(x - elapsed()) < 0.5", {}, on_event=lambda e, h=home: got[h].append(e.x))
+        sim.run(until=start + 0.5)
+        for i in range(40):
+            sim.at(start + 0.5 + 0.25 * i, lambda: pub.publish(Q, x=sim.now + skew - start))  # where the window is then
+        sim.run()
+        assert not any(b.stats["refused"] for b in sim.brokers.values())
+    assert len(got["b3"]) == 40
+    assert got["b0"] == got["b3"]

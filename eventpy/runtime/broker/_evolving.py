@@ -42,6 +42,7 @@ mark instead (_late).
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -150,10 +151,20 @@ def outward_floats(iv: Any) -> Any:
     if type(lo) is float and type(hi) is float:
         return iv  # the common case, and namedtuple._replace costs more than the rest of a bound
     if isinstance(lo, int) and not INT_MIN <= lo <= INT_MAX:
-        lo = math.nextafter(float(lo), -math.inf)
+        lo = _float_outward(lo, -math.inf)
     if isinstance(hi, int) and not INT_MIN <= hi <= INT_MAX:
-        hi = math.nextafter(float(hi), math.inf)
+        hi = _float_outward(hi, math.inf)
     return iv._replace(lo=lo, hi=hi)
+
+
+def _float_outward(v: int, towards: float) -> float:
+    """A float past the int `v` in the direction `towards`. An int past the floats (math.floor
+    of 1e308, times 10) does not convert: float() raised OverflowError out of the broker's SUB
+    and timer, refusing the subscription and stopping a TCP broker's timers."""
+    try:
+        return math.nextafter(float(v), towards)
+    except OverflowError:  # beyond the largest float: the float nearest it on that side
+        return towards if (v > 0) == (towards > 0) else math.copysign(sys.float_info.max, v)
 
 
 class Evolving:

@@ -125,12 +125,41 @@ class AttributeSummary:
             else:
                 self._dirty.add(link)  # the aggregate may shrink: recomputed over the link's entries
         else:
-            if key in entries:
-                self._dirty.add(link)
+            was = entries.get(key)
+            if was is not None:
+                if not self._replace_in_place(link, was, flt):
+                    self._dirty.add(link)
             elif link not in self._dirty:  # only grows: the new entries join the aggregate
                 self._added.setdefault(link, []).append(key)
             entries[key] = flt
         self.version += 1
+
+    def _replace_in_place(self, link: Link, old: Filter, new: Filter) -> bool:
+        """Move an entry of `link` from `old` to `new` without a pass over the link's entries,
+        when `old` set none of the aggregate's bounds (strictly inside it on every attribute it
+        changes): the aggregate is then the LUB of itself and `new`. A moving player's area of
+        interest (a version recomputed at each UPD of its position) is one entry of many on the
+        game host's link; recomputing that link's aggregate over all of them at each move cost
+        the edge broker O(players) per move (200 players: ~0.9 ms instead of ~2 us). False:
+        the caller recomputes it (at the next read)."""
+        agg = self.aggs.get(link)
+        if agg is None or link in self._dirty or link in self._added:
+            return False
+        joins = not any(c.is_empty() for c in new.values())  # (an empty filter is left out of it)
+        if not any(c.is_empty() for c in old.values()):  # `old` is part of the aggregate
+            # every attribute when `new` does not join: `old` leaves the aggregate whole, and a
+            # wildcard or a set it gave the aggregate may go with it
+            for a in (old.keys() | new.keys()) if joins else self.etype.attrs:
+                c_old = old.get(a)
+                if joins and c_old == new.get(a):
+                    continue  # the entries' constraints on `a` are the same as before
+                c_agg = agg.get(a)
+                if not (type(c_old) is Interval and type(c_agg) is Interval and c_agg.lo < c_old.lo
+                        and c_old.hi < c_agg.hi):
+                    return False  # `old` may hold a bound of the aggregate (or its wildcard)
+        widened = filter_lub(agg, new) if joins else agg
+        self._refresh(link, widened)
+        return True
 
     def drop_link(self, link: Link) -> None:
         self.entries.pop(link, None)
@@ -199,15 +228,20 @@ class AttributeSummary:
         flt = entries.get(key) if entries else None
         if flt is None:
             return
+        agg = self.aggs.get(link)
+        several = len(entries) != 1
+        before = dict(flt) if several and agg is not None else None
         if c is None:
             flt.pop(attr, None)
         else:
             flt[attr] = c
-        agg = self.aggs.get(link)
-        if agg is None or len(entries) != 1 or (
+        if agg is None or several or (
                 (self._dirty or self._added) and (link in self._dirty or link in self._added)):
             # several entries, none in the aggregate (an empty constraint), or an aggregate
-            # recomputed at the next read anyway
+            # recomputed at the next read anyway; one of several that holds no bound of the
+            # aggregate moves in place (a pass over the link's entries per UPD, otherwise)
+            if before is not None and self._replace_in_place(link, before, flt):
+                return
             self._dirty.add(link)
             self.version += 1
             return

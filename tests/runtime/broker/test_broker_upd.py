@@ -11,7 +11,7 @@ the clients with a matching active conjunction.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from eventpy.runtime.broker import Broker
@@ -69,6 +69,12 @@ def lub(filters: dict) -> list:
                                              ("fastint", "attribute"), ("fastint", "poset")])
 @settings(max_examples=150, deadline=None)
 @given(msgs=messages)
+# an entry of several on c1, wild on firm, leaves the aggregate (its price empty): the aggregate
+# gets firm back, which an in-place move of the entry (a summary cost fix) had left out
+@example(msgs=[("c1", [(2, False)], 0, False), ("c1", [(1, Interval(-INF, False, 1.0, False))], 1, False),
+               ("c2", [(3, Interval(-INF, False, -INF, False))], 1, False),
+               ("c1", [(2, False), (3, Interval(-INF, False, -INF, False))], 0, False),
+               ("c3", [(3, Interval(-INF, False, -INF, False))], 1, False)])
 def test_updates_keep_index_summary_and_routing_exact(matcher, summary, msgs):
     b = Broker("edge", mode="parametric", matcher=matcher, summary=summary)
     b.connect("up", "broker")
