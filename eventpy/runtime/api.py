@@ -158,8 +158,11 @@ class UpdateNotConfirmed(TimeoutError):
     """A subscription change was not acknowledged in time (000 §9.3); `broker` names the broker
     (or brokers, comma-separated) that did not answer."""
 
-    def __init__(self, broker: str, timeout: float, why: str = "") -> None:
-        super().__init__(f"broker {broker} did not acknowledge the subscription change within {timeout:g}s"
+    def __init__(self, broker: str, timeout: float, why: str = "", waited: float | None = None) -> None:
+        # `waited`: how long the brokers waited for the one named, when that is less than the
+        # timeout (they give up first, so that its name reaches the program in time)
+        within = f"{timeout:g}s" if waited is None else f"{waited:.1f}s of the confirm's {timeout:g}s"
+        super().__init__(f"broker {broker} did not acknowledge the subscription change within {within}"
                          + (f": {why}" if why else ""))
         self.broker = broker
         self.timeout = timeout
@@ -226,6 +229,7 @@ class Node:
         check_timeout("confirm", timeout)
         if self._local.closed:
             raise RuntimeError(f"node {self.name} is closed: there is nothing left to confirm")
+        start = time.monotonic()
         token, done = self._local.request_ack(budget=answer_budget(timeout))
         if not done.wait(timeout):
             self._local.give_up(token)  # a late answer is not kept
@@ -236,7 +240,7 @@ class Node:
         if closed:
             raise RuntimeError(f"node {self.name} was closed while it waited for the confirmation")
         if failed:
-            raise UpdateNotConfirmed(failed, timeout)
+            raise UpdateNotConfirmed(failed, timeout, waited=min(timeout, time.monotonic() - start))
 
     def publish(self, etype: EventType, /, **attrs: Any) -> None:
         """Publish an event; returns at once (000 §4.2), unless MAX_OUTBOX messages already wait for
