@@ -1,5 +1,5 @@
 """A game's areas of interest across an overlay: how many events leave the world's broker, and
-what a player's SUB costs the broker holding it.
+what a player's SUB and a player's move cost the broker holding it.
 
     PYTHONPATH=. .venv/bin/python tools/bench/area_of_interest.py [--players N] [--events N]
 
@@ -21,8 +21,9 @@ import statistics
 import time
 
 from eventpy.guards import compile_guard
+from eventpy.runtime.broker import Broker
 from eventpy.runtime.broker._state import SubState
-from eventpy.runtime.messages import Sub
+from eventpy.runtime.messages import Adv, Sub, Upd
 from eventpy.runtime.model import EventType
 from eventpy.runtime.overlay import line
 from eventpy.runtime.transports.inproc import Simulation
@@ -69,6 +70,35 @@ def sub_cost(guard: str, repeats: int = 5, n: int = 500) -> float:
     return statistics.median(runs)
 
 
+def move_cost(guard: str, players: int = 200, moves: int = 1200, repeats: int = 5, seed: int = 1) -> float:
+    """CPU microseconds for the broker holding `players` boxes of one client (the game host, with
+    a broker upstream) to apply one move: an UPD of px (median of `repeats` runs of `moves`)."""
+    rng = random.Random(seed)
+    plan = compile_guard(guard, Move, {"px": float, "py": float, "view": float})
+    b = Broker("edge")
+    b.connect("up", "broker")
+    b.handle("up", Adv(Move.name, Move.to_wire()))
+    b.connect("host", "client")
+    b.handle("host", Adv(Move.name, Move.to_wire(), False))
+    for sid in range(1, players + 1):
+        values = plan.evaluate({"px": rng.uniform(0, 100), "py": rng.uniform(0, 100), "view": 5.0})
+        b.handle("host", Sub(Move.name, sid, plan.spec, values))
+    (px,) = plan.by_param["px"]  # the variable the UPD of px changes
+    seqs: dict[int, int] = {}
+    runs = []
+    for _ in range(repeats):
+        batch = []
+        for _ in range(moves):
+            sid = rng.randint(1, players)
+            seqs[sid] = seqs.get(sid, 0) + 1
+            batch.append(Upd(Move.name, sid, {px: (rng.uniform(0, 100), seqs[sid])}))
+        t = time.process_time()
+        for msg in batch:
+            b.handle("host", msg)
+        runs.append((time.process_time() - t) / moves * 1e6)
+    return statistics.median(runs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--players", type=int, default=5)
@@ -85,6 +115,8 @@ def main() -> None:
             print(f"{summary:10} {name:8} {fw:18,} {fw / total:7.1%}")
         print(f"{summary:10} box / squares: {box_fw / base_fw:.3f} (same deliveries: checked)")
     print(f"a player's SUB at the broker: {sub_cost(BOX):.1f} us CPU (the second and later players of a guard)")
+    print(f"a player's move at the broker holding 200 players of one host: box {move_cost(BOX):.1f} us CPU, "
+          f"squares {move_cost(SQUARES):.1f} us (not indexed: nothing to move but the value)")
 
 
 if __name__ == "__main__":

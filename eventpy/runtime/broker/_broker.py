@@ -313,8 +313,11 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
             elif what == "param" and any(state.evolving):  # an evolving bound may read it
                 for ci in on:
                     if state.evolving[ci]:
-                        self._revise(ts, state, ci)
-                        changed = True
+                        if state.moves[ci]:
+                            self._revise(ts, state, ci)
+                            changed = True
+                        elif self._revise_bounds(ts, state, ci, var):  # only the bounds reading it
+                            changed = True
             elif what == "switch":
                 key = (link, sid, ci)
                 was = ci in on

@@ -143,6 +143,21 @@ def version_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[f
     return flt
 
 
+def version_of(state: Any, ci: int, schema: dict[str, type], window: tuple[float, float], attr: str) -> Any:
+    """One attribute of the conjunction's version (`version_filter`, for a conjunction without
+    time switches): its constraint narrowed by the bounds on that attribute; None if it has none."""
+    cur = state.filter(ci).get(attr)
+    for a, op, tree in state.evolving[ci]:
+        if a != attr:
+            continue
+        iv = hull(op, tree, state.values, *window)
+        if iv is None:
+            continue
+        iv = integral(iv) if schema[attr] is int else outward_floats(iv)
+        cur = iv if cur is None else cur.intersect(iv)
+    return cur
+
+
 def outward_floats(iv: Any) -> Any:
     """A float attribute's hull with every int end beyond the wire's 64 bits (a parameter near
     2**64 plus elapsed()) as a float rounded outwards: the version still covers the exact bound,
@@ -206,6 +221,25 @@ class Evolving:
             if flt is None:
                 return  # nothing was recomputed
         self._stats["versions_recomputed"] += 1
+
+    def _revise_bounds(self, ts: Any, state: Any, ci: int, var: int) -> bool:
+        """A parameter of a version that does not move (an area of interest) changed: only the
+        attributes whose bounds read it are recomputed, each moved in the index and the summary
+        alone (a player's move is one bound of two: recomputing the whole version cost the
+        broker twice the hulls and index moves, and a pass over the summary's attributes).
+        False if no bound reads it."""
+        attrs = {a for (a, _, _), reads in zip(state.evolving[ci], state.bound_vars[ci]) if var in reads}
+        if not attrs:
+            return False
+        key = (state.link, state.sid, ci)
+        window = self.evolving.window()
+        schema = ts.etype.schema
+        for attr in attrs:
+            c = version_of(state, ci, schema, window, attr)
+            ts.matcher.update(key, attr, c)
+            ts.summary.update_entry(state.link, key, attr, c)
+        self._stats["versions_recomputed"] += 1
+        return True
 
     def _refresh_versions(self, out: list) -> None:
         """The window moves to now: every version someone reads is recomputed (VES's matcher;

@@ -29,7 +29,7 @@ class MessageError(ValueError):
 
 class SubState:
     __slots__ = ("link", "sid", "conjs", "values", "seqs", "roles", "residual", "switched_on", "timed",
-                 "evolving", "moves")
+                 "evolving", "moves", "bound_vars")
 
     def __init__(self, link: Hashable, sid: Any, etype: EventType, spec: Any, values: Any) -> None:
         if type(sid) is not int:
@@ -55,6 +55,7 @@ class SubState:
         # an evolving subscription), else it changes only with an UPD (a game's area of interest)
         self.evolving: list[list[tuple[str, str, Any]]] = []
         self.moves: list[bool] = []
+        self.bound_vars: list[tuple] = []  # per conjunction, per bound of `evolving`: the variables it reads
         for ci, conj in enumerate(spec):
             try:
                 constraints, switch, trees = conj
@@ -73,7 +74,7 @@ class SubState:
                     raise MessageError(f"switch variable {switch} must be a bool")
             try:
                 trees = tuple(trees)
-                preds, timed, bounds, moves = _compiled(repr(trees), trees, etype.attrs, n)
+                preds, timed, bounds, moves, bound_vars = _compiled(repr(trees), trees, etype.attrs, n)
             except (TreeError, TypeError) as e:
                 raise MessageError(f"conjunction {ci}: {e}") from None
             self.conjs.append((constraints, switch))
@@ -81,6 +82,7 @@ class SubState:
             self.timed = self.timed or timed
             self.evolving.append(bounds)
             self.moves.append(moves)
+            self.bound_vars.append(bound_vars)
         self.switched_on = {ci for ci in range(len(self.conjs)) if self.active(ci)}
 
     def _claim(self, var: Any, role: tuple[str, int, str | None]) -> None:
@@ -150,7 +152,7 @@ class SubState:
 
 
 @lru_cache(maxsize=4096)
-def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple, bool, list, bool]:
+def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple, bool, tuple, bool, tuple]:
     """A conjunction's attribute expressions, compiled: the exact predicates, whether one reads
     the publication time, its bounds for versions (attr, op, E) and time switches (None, op, (L,
     R)), what a version narrows or turns off while the switch cannot hold (an expired
@@ -165,7 +167,22 @@ def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple
               for _, (a, op, e) in found]
     switches = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2]))) for sw in (time_switch(t) for t in trees) if sw]
     moves = bool(switches) or any(reads_time(t) for t, _ in found)
-    return preds, any(reads_time(t) for t in trees), tuple(bounds + switches), moves
+    bound_vars = tuple(_vars_in(e) for _, (_, _, e) in found) + tuple(
+        _vars_in(sw[1:]) for sw in (time_switch(t) for t in trees) if sw)
+    return preds, any(reads_time(t) for t in trees), tuple(bounds + switches), moves, bound_vars
+
+
+def _vars_in(tree: Any) -> frozenset:
+    """The variables (("v", i) nodes) a tree, or a tuple of trees, reads."""
+    found, stack = set(), [tree]
+    while stack:
+        t = stack.pop()
+        if type(t) is tuple and t:
+            if len(t) == 2 and t[0] == "v" and type(t[1]) is int:
+                found.add(t[1])
+            else:
+                stack.extend(x for x in t if type(x) is tuple)
+    return frozenset(found)
 
 
 def _role(role: tuple[str, int, str | None]) -> str:

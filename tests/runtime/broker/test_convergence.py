@@ -49,6 +49,10 @@ GUARDS = [
     (Q, "vol > 2 and price < 3.0", {}),
     (F, "on == b and n >= lo", {"b": [True, False], "lo": [0, 1, 4]}),
     (F, "s and n < hi", {"s": [True, False], "hi": [-1, 2, 9]}),
+    # attribute expressions that bound one attribute over parameters (areas of interest): indexed
+    # and summarized through versions, a parameter's UPD moving only the bounds that read it
+    (Q, "abs(price - c) < w and firm == f", {"c": PRICES, "w": [0.5, 1.0, 3.0], "f": FIRMS}),
+    (Q, "price - k <= limit or abs(n - vol) <= w", {"k": PRICES, "limit": PRICES, "n": [0, 2, 5], "w": [0, 1, 3]}),
 ]
 PLANS = [compile_guard(text, etype, {k: type(vs[0]) for k, vs in params.items()})
          for etype, text, params in GUARDS]
