@@ -137,6 +137,19 @@ def compile_predicate(tree: Any, n_attrs: int | None = None, n_vars: int | None 
     return holds
 
 
+def tree_size(tree: Any) -> tuple[int, int]:
+    """(nodes, depth) of a tree, counted as compile_tree counts them (a stack, no recursion): the
+    guard compiler tells a guard whose expression brokers would refuse (MAX_NODES, MAX_DEPTH)."""
+    nodes, deepest, stack = 0, 0, [(tree, 0)]
+    while stack:
+        t, depth = stack.pop()
+        nodes += 1
+        deepest = max(deepest, depth)
+        if isinstance(t, (tuple, list)) and t and t[0] not in ("c", "a", "v"):
+            stack.extend((x, depth + 1) for x in t[1 + (t[0] == "f"):])
+    return nodes, deepest
+
+
 def reads(tree: Any, kind: str) -> bool:
     """Whether a (validated) tree has a node of `kind` ("time": the publication time; "a": an
     attribute)."""

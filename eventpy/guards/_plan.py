@@ -22,7 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..runtime.model import ANY_VALUE, EVERYTHING, INF, EventType, Interval, ValueSet
 from ..runtime.model._schema import INT_MAX, INT_MIN
 from . import _ast as A
-from ._exprs import compile_predicate
+from ._errors import error_at
+from ._exprs import MAX_DEPTH, MAX_NODES, compile_predicate, tree_size
 
 #: The parameter holding the time a subscription was issued (on the overlay's clock), which
 #: elapsed() is measured from; set by the client when it subscribes, never by a program.
@@ -240,6 +241,17 @@ def _to_tree(n: A.Node, etype: EventType, param_var: Callable[[str], int]) -> tu
     raise TypeError(f"cannot ship {n!r} to a broker")
 
 
+def _check_shippable(atom: A.Node, tree: tuple, source: str) -> None:
+    """GuardError at a comparison whose expression tree the brokers would refuse as too large
+    (compile_tree's bounds, which keep a hostile SUB cheap), rather than the bare TreeError
+    "expression too large" without a position that subscribe raised."""
+    nodes, depth = tree_size(tree)
+    if nodes > MAX_NODES or depth > MAX_DEPTH:
+        raise error_at(atom, f"this comparison of attributes has {nodes} parts (operations and operands) "
+                             f"nested {depth} deep, and brokers evaluate at most {MAX_NODES} parts, nested "
+                             f"{MAX_DEPTH} deep; simplify it, or compute the part over fields in a field", source)
+
+
 def node_text(n: A.Node, mode: str = "api") -> str:
     """Guard text of a resolved AST node (fields as `self.f` in epy mode)."""
     if isinstance(n, A.Const):
@@ -315,6 +327,8 @@ def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Map
             switch = new_var("switch", ci, None, deps, fn, f"c{ci}.switch")
             plan.predicates.extend((ci, "switch", "") for _ in conj.switches)
         trees = tuple(_to_tree(c, etype, param_var) for c in conj.residual)
+        for c, tree in zip(conj.residual, trees):
+            _check_shippable(c, tree, source)
         plan.predicates.extend((ci, "evolving" if "elapsed()" in node_text(c) else "attribute-expression", "")
                                for c in conj.residual)
         spec.append((tuple(constraints), switch, trees))
