@@ -23,7 +23,7 @@ from ..runtime.model import ANY_VALUE, EVERYTHING, INF, EventType, Interval, Val
 from ..runtime.model._schema import INT_MAX, INT_MIN
 from . import _ast as A
 from ._errors import error_at
-from ._exprs import MAX_DEPTH, MAX_NODES, compile_predicate, tree_size
+from ._exprs import MAX_DEPTH, MAX_NODES, compile_predicate, tree_nodes, tree_size
 
 #: The parameter holding the time a subscription was issued (on the overlay's clock), which
 #: elapsed() is measured from; set by the client when it subscribes, never by a program.
@@ -250,6 +250,12 @@ def _check_shippable(atom: A.Node, tree: tuple, source: str) -> None:
         raise error_at(atom, f"this comparison of attributes has {nodes} parts (operations and operands) "
                              f"nested {depth} deep, and brokers evaluate at most {MAX_NODES} parts, nested "
                              f"{MAX_DEPTH} deep; simplify it, or compute the part over fields in a field", source)
+    for t, _ in tree_nodes(tree):
+        # msgpack carries 64-bit ints only: over TCP the SUB could not be encoded, and was logged
+        # and dropped by the node while subscribe returned (a subscription that never received)
+        if t[0] == "c" and type(t[1]) is int and not INT_MIN <= t[1] <= INT_MAX:
+            raise error_at(atom, f"the integer {t[1]} is outside the 64-bit integers the overlay carries; "
+                                 f"write it as a float ({float(t[1]):.6g})", source)
 
 
 def node_text(n: A.Node, mode: str = "api") -> str:

@@ -68,3 +68,16 @@ def test_a_set_literal_of_ten_thousand_members_compiles():
     plan = compile_guard(f"firm in {{{members}}}", Q)
     values = [v.fn({}) for v in plan.vars]
     assert plan.holds(("f9999", 1.0, 1), values) and not plan.holds(("g", 1.0, 1), values)
+
+
+@pytest.mark.parametrize("text", [f"vol * 2 < {2**80}", f"vol - {-2**63 - 1} > 0", f"vol * 2 in {{1, {2**64}}}"])
+def test_an_int_constant_past_64_bits_in_an_attribute_expression_is_a_diagnostic(text):
+    """Over TCP the SUB carrying it could not be encoded: the node logged 'cannot send a SUB' and
+    subscribe returned a subscription that never received an event."""
+    with pytest.raises(GuardError, match="outside the 64-bit integers the overlay carries; write it as a float"):
+        compile_guard(text, Q)
+
+
+def test_int_constants_within_64_bits_and_big_floats_stay_attribute_expressions():
+    plan = compile_guard(f"vol * 2 < {2**63 - 1} and price * 2 < 1e300", Q)
+    assert plan.holds(("IBM", 1.0, 2**40), []) and not plan.holds(("IBM", 1e300, 1), [])
