@@ -22,7 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..runtime.model import ANY_VALUE, EVERYTHING, INF, EventType, Interval, ValueSet
 from ..runtime.model._schema import INT_MAX, INT_MIN
 from . import _ast as A
-from ._errors import error_at
+from ..runtime._sub_limits import MAX_EXPRESSION_NODES, MAX_VARIABLES
+from ._errors import GuardError, error_at
 from ._exprs import MAX_DEPTH, MAX_NODES, compile_predicate, tree_nodes, tree_size
 
 #: The parameter holding the time a subscription was issued (on the overlay's clock), which
@@ -258,6 +259,22 @@ def _check_shippable(atom: A.Node, tree: tuple, source: str) -> None:
                                  f"write it as a float ({float(t[1]):.6g})", source)
 
 
+def _check_sub_limits(plan: GuardPlan, source: str) -> None:
+    """GuardError for a guard whose SUB brokers would refuse (runtime._sub_limits): they logged
+    the refusal and subscribe returned a subscription that never received an event."""
+    conjs = len(plan.spec)
+    if len(plan.vars) > MAX_VARIABLES:
+        raise GuardError(f"the guard needs {len(plan.vars)} subscription variables (one for each attribute "
+                         f"bounded in each of its {conjs} alternatives, and each field or expression over fields), "
+                         f"and a subscription holds at most {MAX_VARIABLES}; simplify it, or subscribe in parts",
+                         source, 1, 1)
+    nodes = sum(tree_size(t)[0] for _, _, trees in plan.spec for t in trees)
+    if nodes > MAX_EXPRESSION_NODES:
+        raise GuardError(f"the guard's comparisons of attributes take {nodes} parts (operations and operands) over "
+                         f"its {conjs} alternatives, and a subscription holds at most {MAX_EXPRESSION_NODES}; "
+                         "simplify it, or subscribe in parts", source, 1, 1)
+
+
 def node_text(n: A.Node, mode: str = "api") -> str:
     """Guard text of a resolved AST node (fields as `self.f` in epy mode)."""
     if isinstance(n, A.Const):
@@ -339,6 +356,7 @@ def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Map
                                for c in conj.residual)
         spec.append((tuple(constraints), switch, trees))
     plan.spec = tuple(spec)
+    _check_sub_limits(plan, source)
     by_param: dict[str, list[int]] = {}
     for v in plan.vars:
         for d in v.deps:

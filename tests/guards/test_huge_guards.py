@@ -81,3 +81,25 @@ def test_an_int_constant_past_64_bits_in_an_attribute_expression_is_a_diagnostic
 def test_int_constants_within_64_bits_and_big_floats_stay_attribute_expressions():
     plan = compile_guard(f"vol * 2 < {2**63 - 1} and price * 2 < 1e300", Q)
     assert plan.holds(("IBM", 1.0, 2**40), []) and not plan.holds(("IBM", 1e300, 1), [])
+
+
+W = EventType("limits.Wide", **{f"a{i}": int for i in range(17)})
+
+
+def test_a_guard_with_more_variables_than_a_subscription_holds_is_a_diagnostic():
+    """256 alternatives bounding 17 attributes each: 4,352 variables. The broker refused the SUB
+    (logged) and subscribe returned a subscription that never received an event."""
+    text = " or ".join("(" + " and ".join(f"a{j} > {i}" for j in range(17)) + ")" for i in range(256))
+    with pytest.raises(GuardError, match="needs 4352 subscription variables .* at most 4096"):
+        compile_guard(text, W)
+    fits = " or ".join("(" + " and ".join(f"a{j} > {i}" for j in range(16)) + ")" for i in range(256))
+    assert len(compile_guard(fits, W).vars) == 4096
+
+
+def test_a_guard_whose_attribute_expressions_together_exceed_a_subscription_is_a_diagnostic():
+    each = " + ".join(["price"] * 20) + " < {}"  # 41 parts each, 256 alternatives: 10,496
+    with pytest.raises(GuardError, match="take 10496 parts .* over its 256 alternatives, and a subscription holds "
+                                         "at most 8192"):
+        compile_guard(" or ".join(each.format(i) for i in range(256)), Q)
+    plan = compile_guard(" or ".join(each.format(i) for i in range(190)), Q)  # 7,790
+    assert plan.holds(("IBM", 0.0, 1), [])
