@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 #: The pure functions a guard may call (DESIGN §1.2).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -135,6 +135,26 @@ def compile_predicate(tree: Any, n_attrs: int | None = None, n_vars: int | None 
             return False
 
     return holds
+
+
+def tree_nodes(tree: Any) -> Iterator[tuple[Any, int]]:
+    """Every node of a tree with its depth, as compile_tree counts them (a stack, no recursion)."""
+    stack = [(tree, 0)]
+    while stack:
+        t, depth = stack.pop()
+        yield t, depth
+        if isinstance(t, (tuple, list)) and t and t[0] not in ("c", "a", "v"):
+            stack.extend((x, depth + 1) for x in t[1 + (t[0] == "f"):])
+
+
+def tree_size(tree: Any) -> tuple[int, int]:
+    """(nodes, depth) of a tree: the guard compiler tells a guard whose expression brokers would
+    refuse (MAX_NODES, MAX_DEPTH)."""
+    nodes = deepest = 0
+    for _, depth in tree_nodes(tree):
+        nodes += 1
+        deepest = max(deepest, depth)
+    return nodes, deepest
 
 
 def reads(tree: Any, kind: str) -> bool:

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .._names import identifier
@@ -183,6 +183,29 @@ def _dotted_value(text: str, line: int, column: int) -> GuardError | None:
                       text, line, found.start(1) + 1)
 
 
+#: How deep a guard's operations may nest (`-(-(-x))`, `a + b + c` is two). Every later pass walks
+#: the tree recursively, and lark's transformer first, so a guard nested a thousand deep (a
+#: generated one, say) raised a RecursionError from inside the parser instead of a diagnostic.
+#: Parentheses alone do not count; brokers take at most 32 levels of an attribute expression.
+MAX_NESTING = 200
+
+
+def _check_nesting(tree: Tree, text: str) -> None:
+    """GuardError at the first operation nested deeper than MAX_NESTING (walked with a stack:
+    this is the check that keeps the recursive passes after it within Python's limit)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            meta = node.meta
+            raise GuardError(f"the guard nests its operations more than {MAX_NESTING} levels deep; "
+                             "split it, or compute part of it in a field", text,
+                             getattr(meta, "line", 0) or 1, getattr(meta, "column", 0) or 1)
+        # (a leaf rule, a name or a number, is no operation)
+        stack.extend((c, depth + 1) for c in node.children
+                     if isinstance(c, Tree) and any(isinstance(g, Tree) for g in c.children))
+
+
 def parse_guard(text: str) -> A.Node:
     """Parse a guard; a syntax error is a GuardError pointing at the offending token."""
     try:
@@ -208,6 +231,7 @@ def parse_guard(text: str) -> A.Node:
                          text, e.line, e.column) from None
     except UnexpectedInput as e:  # pragma: no cover - other lark input errors
         raise GuardError("the guard is not valid", text, e.line, e.column) from None
+    _check_nesting(tree, text)
     node = _ToAst().transform(tree)
     if isinstance(node, A.Name | A.SelfField | A.Call | A.Const):
         node = A.Truth(node, line=node.line, column=node.column)

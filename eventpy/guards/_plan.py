@@ -22,7 +22,9 @@ from typing import Any, Callable, Mapping, Sequence
 from ..runtime.model import ANY_VALUE, EVERYTHING, INF, EventType, Interval, ValueSet
 from ..runtime.model._schema import INT_MAX, INT_MIN
 from . import _ast as A
-from ._exprs import compile_predicate
+from ..runtime._sub_limits import MAX_EXPRESSION_NODES, MAX_VARIABLES
+from ._errors import GuardError, error_at
+from ._exprs import MAX_DEPTH, MAX_NODES, compile_predicate, tree_nodes, tree_size
 
 #: The parameter holding the time a subscription was issued (on the overlay's clock), which
 #: elapsed() is measured from; set by the client when it subscribes, never by a program.
@@ -240,6 +242,39 @@ def _to_tree(n: A.Node, etype: EventType, param_var: Callable[[str], int]) -> tu
     raise TypeError(f"cannot ship {n!r} to a broker")
 
 
+def _check_shippable(atom: A.Node, tree: tuple, source: str) -> None:
+    """GuardError at a comparison whose expression tree the brokers would refuse as too large
+    (compile_tree's bounds, which keep a hostile SUB cheap), rather than the bare TreeError
+    "expression too large" without a position that subscribe raised."""
+    nodes, depth = tree_size(tree)
+    if nodes > MAX_NODES or depth > MAX_DEPTH:
+        raise error_at(atom, f"this comparison of attributes has {nodes} parts (operations and operands) "
+                             f"nested {depth} deep, and brokers evaluate at most {MAX_NODES} parts, nested "
+                             f"{MAX_DEPTH} deep; simplify it, or compute the part over fields in a field", source)
+    for t, _ in tree_nodes(tree):
+        # msgpack carries 64-bit ints only: over TCP the SUB could not be encoded, and was logged
+        # and dropped by the node while subscribe returned (a subscription that never received)
+        if t[0] == "c" and type(t[1]) is int and not INT_MIN <= t[1] <= INT_MAX:
+            raise error_at(atom, f"the integer {t[1]} is outside the 64-bit integers the overlay carries; "
+                                 f"write it as a float ({float(t[1]):.6g})", source)
+
+
+def _check_sub_limits(plan: GuardPlan, source: str) -> None:
+    """GuardError for a guard whose SUB brokers would refuse (runtime._sub_limits): they logged
+    the refusal and subscribe returned a subscription that never received an event."""
+    conjs = len(plan.spec)
+    if len(plan.vars) > MAX_VARIABLES:
+        raise GuardError(f"the guard needs {len(plan.vars)} subscription variables (one for each attribute "
+                         f"bounded in each of its {conjs} alternatives, and each field or expression over fields), "
+                         f"and a subscription holds at most {MAX_VARIABLES}; simplify it, or subscribe in parts",
+                         source, 1, 1)
+    nodes = sum(tree_size(t)[0] for _, _, trees in plan.spec for t in trees)
+    if nodes > MAX_EXPRESSION_NODES:
+        raise GuardError(f"the guard's comparisons of attributes take {nodes} parts (operations and operands) over "
+                         f"its {conjs} alternatives, and a subscription holds at most {MAX_EXPRESSION_NODES}; "
+                         "simplify it, or subscribe in parts", source, 1, 1)
+
+
 def node_text(n: A.Node, mode: str = "api") -> str:
     """Guard text of a resolved AST node (fields as `self.f` in epy mode)."""
     if isinstance(n, A.Const):
@@ -315,10 +350,13 @@ def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Map
             switch = new_var("switch", ci, None, deps, fn, f"c{ci}.switch")
             plan.predicates.extend((ci, "switch", "") for _ in conj.switches)
         trees = tuple(_to_tree(c, etype, param_var) for c in conj.residual)
+        for c, tree in zip(conj.residual, trees):
+            _check_shippable(c, tree, source)
         plan.predicates.extend((ci, "evolving" if "elapsed()" in node_text(c) else "attribute-expression", "")
                                for c in conj.residual)
         spec.append((tuple(constraints), switch, trees))
     plan.spec = tuple(spec)
+    _check_sub_limits(plan, source)
     by_param: dict[str, list[int]] = {}
     for v in plan.vars:
         for d in v.deps:

@@ -7,11 +7,11 @@ from functools import lru_cache
 from typing import Any, Hashable
 
 from ...guards import TreeError, compile_predicate, reads_time
+from ...guards._exprs import tree_nodes
 from ...guards._hull import Ranged, evolving_bound, time_switch
+from .._sub_limits import MAX_CONJUNCTIONS, MAX_EXPRESSION_NODES, MAX_VARIABLES
 from ..model import EventType, Interval, SetDelta, ValueSet
 
-MAX_CONJUNCTIONS = 1024
-MAX_VARIABLES = 4096
 # How far ahead of the last applied sequence number an UPD may be. A variable's owner numbers its
 # changes one by one and restarts with each SUB (ClientCore.resync; a broker's _Sent), so a real
 # UPD is ahead by the changes coalesced into it: far below 2**32 (four billion assignments while
@@ -56,6 +56,7 @@ class SubState:
         self.evolving: list[list[tuple[str, str, Any]]] = []
         self.moves: list[bool] = []
         self.bound_vars: list[tuple] = []  # per conjunction, per bound of `evolving`: the variables it reads
+        nodes = 0  # of the attribute expressions so far: counted before each conjunction compiles
         for ci, conj in enumerate(spec):
             try:
                 constraints, switch, trees = conj
@@ -74,6 +75,10 @@ class SubState:
                     raise MessageError(f"switch variable {switch} must be a bool")
             try:
                 trees = tuple(trees)
+                nodes += sum(1 for t in trees for _ in tree_nodes(t))
+                if nodes > MAX_EXPRESSION_NODES:
+                    raise MessageError(f"the attribute expressions of its conjunctions 0..{ci} have more than "
+                                       f"{MAX_EXPRESSION_NODES} nodes")
                 preds, timed, bounds, moves, bound_vars = _compiled(repr(trees), trees, etype.attrs, n)
             except (TreeError, TypeError) as e:
                 raise MessageError(f"conjunction {ci}: {e}") from None

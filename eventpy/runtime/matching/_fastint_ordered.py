@@ -230,7 +230,15 @@ class OrderedIndex:
         ends = np.concatenate([self.lo[slots], self.hi[slots]]) if slots else np.empty(0)
         ends = ends[np.isfinite(ends)]
         leaves = int(min(MAX_LEAVES, max(1, n // 32)))
-        bp = np.unique(np.quantile(ends, np.linspace(0, 1, leaves + 1)[1:-1])) if ends.size and leaves > 1 else np.empty(0)
+        if ends.size and leaves > 1:
+            # between endpoints near the float limits (x > -inf is x >= -1.8e308) the quantile's
+            # interpolation overflows: numpy warned on the broker's stderr (an error under
+            # -W error) and gave a leaf bound of -inf; a bound that is not finite splits nothing
+            with np.errstate(over="ignore", invalid="ignore"):
+                bp = np.unique(np.quantile(ends, np.linspace(0, 1, leaves + 1)[1:-1]))
+            bp = bp[np.isfinite(bp)]
+        else:
+            bp = np.empty(0)
         if bp.tolist() == self.bp:
             # the same leaves: the marks are already theirs (set/clear keep them in step). An index
             # with no finite bound (a game's `abs(x - self.x) < view` leaves x unconstrained) or
