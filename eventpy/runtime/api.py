@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import time
 from collections import Counter
@@ -21,6 +20,7 @@ from ..guards import SUBSCRIBED_AT
 from ._boundary import callers_mistake
 from ._connect_args import _broker_address, _check_connect_args, rum_from_env
 from ._executor import _here
+from . import _exit
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain, unreachable
 from ._settler import Settler
 from ._sub_args import checked_subscription, checked_update, param_kinds
@@ -464,43 +464,4 @@ def shutdown() -> None:
         r.stop()
 
 
-def _drain_at_exit(budget: float = 5.0) -> None:
-    """Deliveries still owed in this process run before it ends: an embedded overlay is drained,
-    again while callbacks keep publishing (chains of events), up to `budget` seconds in all, so a
-    script that publishes to its own subscriptions and ends sees their callbacks run. Runs once
-    every other thread of the program has ended; the delivery threads are still there."""
-    with _lock:
-        embedded = _overlay is not None and any(n._local.overlay is _overlay for n in _nodes)
-    if not embedded:
-        return
-    deadline = time.monotonic() + budget
-    log = logging.getLogger("eventpy")
-    while True:
-        published = stats()["published"]
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            log.warning("at exit, callbacks still publishing after %gs were not waited for", budget)
-            return
-        try:
-            drain(remaining)
-        except Exception as e:  # a callback still running, a node closing meanwhile: not at exit
-            log.warning("at exit, not waited for: %s", e)
-            return
-        if stats()["published"] == published:
-            return  # nothing published by the callbacks that ran: everything owed has run
-
-
-def _at_exit() -> None:
-    """A program that ends without shutdown(): what the embedded overlay still owes is delivered,
-    then its nodes close (their subscriptions end) and what they queued is still sent to their
-    broker, so `publish` followed by the end of the script loses nothing."""
-    try:
-        _drain_at_exit()
-        shutdown()
-    except KeyboardInterrupt:  # a second Ctrl-C while it waited: what it gave up is logged
-        logging.getLogger("eventpy").warning("at exit: interrupted (Ctrl-C); not waited for the rest")
-    except Exception:  # never a traceback from us at exit
-        logging.getLogger("eventpy").debug("shutdown at exit failed", exc_info=True)
-
-
-atexit.register(_at_exit)
+atexit.register(_exit.at_exit)

@@ -1,0 +1,50 @@
+"""What a process owes when it ends without shutdown(): the embedded overlay's deliveries run, then
+every node closes and sends what it queued (registered with atexit by api)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from . import api
+from ._process import _lock, _nodes, drain
+
+
+def drain_at_exit(budget: float = 5.0) -> None:
+    """Deliveries still owed in this process run before it ends: an embedded overlay is drained,
+    again while callbacks keep publishing (chains of events), up to `budget` seconds in all, so a
+    script that publishes to its own subscriptions and ends sees their callbacks run. Runs once
+    every other thread of the program has ended; the delivery threads are still there."""
+    with _lock:
+        overlay = api._overlay
+        embedded = overlay is not None and any(n._local.overlay is overlay for n in _nodes)
+    if not embedded:
+        return
+    deadline = time.monotonic() + budget
+    log = logging.getLogger("eventpy")
+    while True:
+        published = api.stats()["published"]
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            log.warning("at exit, callbacks still publishing after %gs were not waited for", budget)
+            return
+        try:
+            drain(remaining)
+        except Exception as e:  # a callback still running, a node closing meanwhile: not at exit
+            log.warning("at exit, not waited for: %s", e)
+            return
+        if api.stats()["published"] == published:
+            return  # nothing published by the callbacks that ran: everything owed has run
+
+
+def at_exit() -> None:
+    """A program that ends without shutdown(): what the embedded overlay still owes is delivered,
+    then its nodes close (their subscriptions end) and what they queued is still sent to their
+    broker, so `publish` followed by the end of the script loses nothing."""
+    try:
+        drain_at_exit()
+        api.shutdown()
+    except KeyboardInterrupt:  # a second Ctrl-C while it waited: what it gave up is logged
+        logging.getLogger("eventpy").warning("at exit: interrupted (Ctrl-C); not waited for the rest")
+    except Exception:  # never a traceback from us at exit
+        logging.getLogger("eventpy").debug("shutdown at exit failed", exc_info=True)
