@@ -134,13 +134,21 @@ def version_filter(state: Any, ci: int, schema: dict[str, type], window: tuple[f
                 flt[first] = EMPTY_INTERVAL if schema[first] in (int, float) else EMPTY_SET
                 return flt
             continue
-        iv = hull(op, tree, state.values, *window)
+        iv = _bound_hull(state, op, tree, schema[attr], window)
         if iv is None:
             continue
-        iv = integral(iv) if schema[attr] is int else outward_floats(iv)
         cur = flt.get(attr)
         flt[attr] = iv if cur is None else cur.intersect(iv)
     return flt
+
+
+def _bound_hull(state: Any, op: str, tree: Any, kind: type, window: tuple[float, float]) -> Any:
+    """The values one bound admits over the window, as the attribute's summaries carry them
+    (None: it cannot be bounded)."""
+    iv = hull(op, tree, state.values, *window)
+    if iv is None:
+        return None
+    return integral(iv) if kind is int else outward_floats(iv)
 
 
 def version_of(state: Any, ci: int, schema: dict[str, type], window: tuple[float, float], attr: str) -> Any:
@@ -150,11 +158,9 @@ def version_of(state: Any, ci: int, schema: dict[str, type], window: tuple[float
     for a, op, tree in state.evolving[ci]:
         if a != attr:
             continue
-        iv = hull(op, tree, state.values, *window)
-        if iv is None:
-            continue
-        iv = integral(iv) if schema[attr] is int else outward_floats(iv)
-        cur = iv if cur is None else cur.intersect(iv)
+        iv = _bound_hull(state, op, tree, schema[attr], window)
+        if iv is not None:
+            cur = iv if cur is None else cur.intersect(iv)
     return cur
 
 
