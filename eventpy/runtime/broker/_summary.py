@@ -278,10 +278,23 @@ class AttributeSummary:
                 and not c_new.is_wildcard()):
             self._move(link, a, *c_old, *c_new)
             return
-        if c_old is not None:
-            self._contribute(link, a, c_old, -1)
-        if c_new is not None:
-            self._contribute(link, a, c_new, +1)
+        if (type(c_old) is ValueSet and type(c_new) is ValueSet and not c_old.exclude
+                and not c_new.exclude):
+            # a set that stays a set: the counts of the members it lost and gained move (the
+            # whole set went out and in before, a pass over 50,000 members for one added)
+            inc = self.inc[a]
+            for v in c_old.values - c_new.values:
+                if inc[v] == 1:
+                    del inc[v]
+                else:
+                    inc[v] -= 1
+            for v in c_new.values - c_old.values:
+                inc[v] += 1
+        else:
+            if c_old is not None:
+                self._contribute(link, a, c_old, -1)
+            if c_new is not None:
+                self._contribute(link, a, c_new, +1)
         for stale in self._cache.values():
             stale.pop(a, None)
         self.version += 1
@@ -359,9 +372,14 @@ class AttributeSummary:
             hi = self.hi[a].top(neighbor)
             c: Constraint = Interval(lo[0], lo[1] == 0, -hi[0], hi[1] == 0)
         else:
+            # every counted value, but those the neighbor's own aggregate alone admits: a pass
+            # over the neighbor's set, not over every value counted
+            inc = self.inc[a]
             mine = self.aggs.get(neighbor)
-            values = {v for v, n in self.inc[a].items()
-                      if n > (1 if mine is not None and _includes(mine.get(a), v) else 0)}
+            own = mine.get(a) if mine is not None else None
+            values = frozenset(inc)
+            if type(own) is ValueSet and not own.exclude:
+                values -= {v for v in own.values if inc.get(v) == 1}
             excl = [vs for link, vs in self.exc[a].items() if link != neighbor]
             if excl:
                 c = ValueSet(frozenset.intersection(*excl) - values, True)
@@ -377,10 +395,6 @@ class AttributeSummary:
             n += 1
             if n == 2:
                 return
-
-
-def _includes(c: Constraint | None, v: Any) -> bool:
-    return isinstance(c, ValueSet) and not c.exclude and v in c.values
 
 
 class PosetSummary:

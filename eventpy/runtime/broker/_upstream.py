@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Hashable
 
 from ..messages import Sub, Unsub, Upd
-from ..model import ValueSet
+from ..model import ValueSet, set_delta
 from ._late import nothing_of
 
 if TYPE_CHECKING:
@@ -66,9 +66,14 @@ class Upstream:
                 var = 0
                 for f_old, f_new in zip(sent.filters, new):
                     for attr in sorted(f_new):
-                        if f_new[attr] != f_old[attr]:
+                        c, was = f_new[attr], f_old[attr]
+                        if c != was:
                             sent.seqs[var] += 1
-                            changes[var] = (f_new[attr], sent.seqs[var])
+                            if type(c) is ValueSet and type(was) is ValueSet:
+                                # a set travels as what it lost and gained, as from a client
+                                # (a member added to a 50,000-member summary re-sent all of it)
+                                c = set_delta(was, c) or c
+                            changes[var] = (c, sent.seqs[var])
                         var += 1
                 sent.filters = new
                 out.append((link, Upd(name, sent.sid, changes)))

@@ -41,6 +41,10 @@ class EnumIndex:
         self._arrays.pop(v, None)
 
     def set(self, slot: int, c: ValueSet | None) -> None:
+        was = self.sets.get(slot)
+        if c is not None and was is not None and self.given[slot] and was.exclude == c.exclude:
+            self._move(slot, was, c)
+            return
         self.clear(slot)
         if c is not None:
             self.constrained += 1
@@ -60,6 +64,31 @@ class EnumIndex:
             (v,) = c.values
             self.code[slot] = self.codes.setdefault(v, len(self.codes))
         else:
+            self.special[slot] = len(c.values) > 1
+
+    def _move(self, slot: int, was: ValueSet, c: ValueSet) -> None:
+        """A set that stays a set of the same kind: only the members it lost and gained move
+        in the table (a followed category added to a 50,000-member set was a pass over all of
+        them, twice: milliseconds a UPD)."""
+        table = self.excl if c.exclude else self.incl
+        for v in was.values - c.values:
+            s = table[v]
+            s.discard(slot)
+            if not s:
+                del table[v]
+            self._touch(v)
+        for v in c.values - was.values:
+            table.setdefault(v, set()).add(slot)
+            self._touch(v)
+        self.sets[slot] = c
+        if c.exclude:
+            self.special[slot] = bool(c.values)
+        elif len(c.values) == 1:
+            (v,) = c.values
+            self.code[slot] = self.codes.setdefault(v, len(self.codes))
+            self.special[slot] = False
+        else:
+            self.code[slot] = -1
             self.special[slot] = len(c.values) > 1
 
     def clear(self, slot: int) -> None:

@@ -139,8 +139,9 @@ def set_delta(old: ValueSet, new: ValueSet) -> SetDelta | None:
     removed, added = old.values - new.values, new.values - old.values
     if len(removed) + len(added) >= len(new.values):
         return None
-    delta, whole = _chars(removed) + _chars(added), _chars(new.values)
-    if 4 * delta > whole:  # in UTF-8 (up to 4 bytes a character) it might not be smaller: measure
+    delta = _chars(removed) + _chars(added)
+    # every member counts at least one character: a delta that small needs no pass over the set
+    if 4 * delta > len(new.values) and 4 * delta > _chars(new.values):  # in UTF-8 (up to 4 bytes a character) it might not be smaller: measure
         if _utf8_bytes(removed) + _utf8_bytes(added) > _utf8_bytes(new.values):
             return None
     return SetDelta(removed, added)

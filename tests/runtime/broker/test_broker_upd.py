@@ -119,3 +119,33 @@ def test_updates_keep_index_summary_and_routing_exact(matcher, summary, msgs):
             got = {target for target, m in out}
             expect = {k[0] for k, f in want.items() if filter_matches(f, Q.index, values)}
             assert got == expect, (values, want)
+
+
+@pytest.mark.parametrize("summary", ["attribute", "poset"])
+def test_a_set_summary_travels_upstream_as_its_change(summary):
+    """A member added to a large set moves the edge's summary by one member: the UPD upstream
+    carries that member (a SetDelta, as a client's does), not the whole set again, and the broker
+    upstream ends with the whole new set."""
+    edge = Broker("edge", mode="parametric", matcher="fastint", summary=summary)
+    root = Broker("root", mode="parametric", matcher="fastint", summary=summary)
+    root.connect("pub", "client")
+    root.connect("edge", "broker")
+    edge.connect("root", "broker")
+    for target, msg in root.handle("pub", Adv("Quote", Q.to_wire())):
+        assert target == "edge"
+        edge.handle("root", msg)
+    members = frozenset(f"F{i}" for i in range(2000))
+    edge.connect("c", "client")
+    spec = (((("firm", 0),), -1, ()),)
+    for target, msg in edge.handle("c", Sub("Quote", 1, spec, [ValueSet(members)])):
+        root.handle("edge", msg)
+    out = edge.handle("c", Upd("Quote", 1, {0: (SetDelta(frozenset(), frozenset({"NEW"})), 1)}))
+    (target, upd), = out
+    assert target == "root" and type(upd) is Upd
+    (value, _), = upd.changes.values()
+    assert value == SetDelta(frozenset(), frozenset({"NEW"}))
+    assert not root.handle("edge", upd)
+    assert not root.stats["refused"]
+    (state,) = root.types["Quote"].subs.values()
+    assert state.filter(0) == {"firm": ValueSet(members | {"NEW"})}
+    assert [t for t, _ in root.handle("pub", Pub("Quote", ("NEW", 1.0), "p", 1, 0.0))] == ["edge"]
