@@ -1,0 +1,59 @@
+"""Mistakes that made a subscriber receive nothing without a word (no error, no log line, no
+counter): each now says so where it is made, and a correct program hears nothing new."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import eventpy
+from eventpy.compiler import compile_source
+
+Q = eventpy.EventType("mistakes.Q", firm=str, n=int, price=float)
+
+
+@pytest.fixture
+def node():
+    eventpy.shutdown()
+    yield eventpy.connect()
+    eventpy.shutdown()
+
+
+def _warnings(caplog):
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_guard_that_can_never_hold_is_said_once(node, caplog):
+    with caplog.at_level(logging.WARNING, logger="eventpy"):
+        for _ in range(3):
+            node.subscribe(Q, "n > 5 and n < 3 and price < limit", params={"limit": 1.0})
+    said = _warnings(caplog)
+    assert said == ["the guard 'n > 5 and n < 3 and price < limit' of mistakes.Q can never hold "
+                    "(n > 5 and n < 3 admits no value), so this subscription receives nothing"]
+
+
+def test_a_guard_of_an_epy_class_that_can_never_hold_is_said_once_for_all_objects(node, caplog):
+    source = ("class Desk:\n    def __init__(self):\n        self.limit = 3.0\n\n"
+              "    event def quote(self, firm: str, price: float) when price > 5 and price < self.limit and price < 2:\n"
+              "        pass\n")
+    ns = {"__name__": "desk_never"}
+    exec(compile(compile_source(source, "desk_never.epy", "desk_never"), "desk_never.epy", "exec"), ns)
+    eventpy.set_default_node(node)
+    with caplog.at_level(logging.WARNING, logger="eventpy"):
+        desks = [ns["Desk"]() for _ in range(3)]
+    assert len(_warnings(caplog)) == 1 and "price > 5 and price < 2 admits no value" in _warnings(caplog)[0]
+    for d in desks:
+        d.close()
+
+
+@pytest.mark.parametrize("guard", [
+    "n > 5 and n < 3 or price < 1",  # one alternative can hold
+    "n > a and n < b",  # parameters may make it hold
+    "False",  # said on purpose
+    "firm == 'IBM' and price < limit",
+])
+def test_a_guard_that_can_hold_is_not_warned_of(node, caplog, guard):
+    with caplog.at_level(logging.WARNING, logger="eventpy"):
+        node.subscribe(Q, guard, params={"a": 5, "b": 3, "limit": 1.0})
+    assert _warnings(caplog) == []
