@@ -438,6 +438,11 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
             "types": {n: {"subscriptions": len(ts.subs), "entries": len(ts.matcher),
                           "evolving": len(self.evolving.members.get(n, ())),
                           **({} if ts.cache is None else {"cached_versions": ts.cache.versions()}),
-                          "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
+                          "advertised_by": sorted(map(str, ts.pubs)),
+                          # this broker's own clients, which `eventpy overlay status` sums up
+                          # per type (a type subscribed to and published nowhere: a misspelt name)
+                          "client_subscriptions": sum(1 for link, _ in ts.subs if self.links.get(link) == "client"),
+                          "client_publishers": sorted(str(p) for p in ts.pubs if self.links.get(p) == "client")}
+                      for n, ts in self.types.items()},
             "stats": dict(self.stats),
         }
