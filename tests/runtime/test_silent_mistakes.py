@@ -4,6 +4,7 @@ counter): each now says so where it is made, and a correct program hears nothing
 from __future__ import annotations
 
 import logging
+import threading
 
 import pytest
 
@@ -57,3 +58,35 @@ def test_a_guard_that_can_hold_is_not_warned_of(node, caplog, guard):
     with caplog.at_level(logging.WARNING, logger="eventpy"):
         node.subscribe(Q, guard, params={"a": 5, "b": 3, "limit": 1.0})
     assert _warnings(caplog) == []
+
+
+def test_a_drain_that_times_out_on_a_blocking_callback_names_it(node):
+    # before: "drain: callbacks of node node-1 still running after 1s", with ten subscriptions
+    # and no word of which callback held it
+    release = threading.Event()
+    started = threading.Event()
+
+    def wait_for_the_operator(ev):
+        started.set()
+        release.wait(30)
+
+    node.subscribe(Q, "price < 10", on_event=wait_for_the_operator)
+    node.subscribe(Q, "price < 10", on_event=lambda ev: None)
+    node.publish(Q, firm="IBM", n=1, price=1.0)
+    try:
+        assert started.wait(30)
+        with pytest.raises(TimeoutError, match=r"still running after 1s: the event callback "
+                           r".*wait_for_the_operator' has run for \d+\.\ds on mistakes\.Q\(firm='IBM', n=1, price=1\.0\)"):
+            eventpy.drain(1)
+    finally:
+        release.set()
+    eventpy.drain(30)
+    with pytest.raises(TimeoutError) as info:  # a later timeout does not name a callback that returned
+        pass_through = threading.Event()
+        node.subscribe(Q, "price > 100", on_event=lambda ev: pass_through.wait(30))
+        node.publish(Q, firm="IBM", n=1, price=101.0)
+        try:
+            eventpy.drain(1)
+        finally:
+            pass_through.set()
+    assert "wait_for_the_operator" not in str(info.value)
