@@ -27,3 +27,26 @@ def warn_never_holds(etype: Any, plan: Any) -> None:
         _warned.add(key)
     log.warning("the guard %r of %s can never hold (%s admits no value), so this subscription "
                 "receives nothing", plan.source, etype.name, "; ".join(plan.contradictions))
+
+
+_KNOWN_VARIABLES = ("EVENTPY_BROKER", "EVENTPY_RUM", "EVENTPY_SECRET", "EVENTPY_SPARK_LOGS", "EVENTPY_SPARK_MEMORY")
+_said_embedded = False
+
+
+def warn_misspelt_broker_variable(environ: Any) -> None:
+    """Once per process, when connect() takes the embedded overlay although the environment
+    holds a variable that looks like EVENTPY_BROKER (EVENTPY_BROKERS, eventpy_broker): the
+    program then runs on an overlay of its own, and its events reach no other process."""
+    global _said_embedded
+    if _said_embedded:
+        return
+    import difflib
+
+    for name in environ:
+        if name in _KNOWN_VARIABLES or not name.upper().startswith(("EVENTPY", "EVENT_PY")):
+            continue
+        if difflib.get_close_matches(name.upper(), ["EVENTPY_BROKER"], n=1, cutoff=0.8):
+            _said_embedded = True
+            log.warning("%s is set, but EventPy reads EVENTPY_BROKER: this process runs on an embedded "
+                        "overlay of its own, which no other process reaches", name)
+            return

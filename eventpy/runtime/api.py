@@ -29,7 +29,7 @@ from .client import SchemaRefused, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import answer_budget, check_timeout, freeze
 from ._lang_objects import _forget_default, default_node, set_default_node
-from ._mistakes import warn_never_holds
+from ._mistakes import warn_misspelt_broker_variable, warn_never_holds
 from .lang import nodes_left_by, subscriptions_of
 from .model import Event, EventType
 
@@ -366,6 +366,8 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
             if not from_env:
                 raise
             raise type(e)(f"{from_env}{e}") from None  # a ConnectionRefusedError stays one
+    if url is None:  # not asked for by name: a misspelt EVENTPY_BROKER would land here silently
+        warn_misspelt_broker_variable(os.environ)
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:

@@ -90,3 +90,38 @@ def test_a_drain_that_times_out_on_a_blocking_callback_names_it(node):
         finally:
             pass_through.set()
     assert "wait_for_the_operator" not in str(info.value)
+
+
+@pytest.mark.parametrize("variable", ["EVENTPY_BROKERS", "EVENTPY_BROKER_URL", "eventpy_broker"])
+def test_a_misspelt_broker_variable_is_said_when_the_embedded_overlay_is_taken(monkeypatch, caplog, variable):
+    # the publisher in one process and the subscriber in another each ran on an embedded
+    # overlay of their own, without a word
+    from eventpy.runtime import _mistakes
+
+    monkeypatch.setattr(_mistakes, "_said_embedded", False)
+    monkeypatch.delenv("EVENTPY_BROKER", raising=False)
+    monkeypatch.setenv(variable, "tcp://127.0.0.1:7100")
+    eventpy.shutdown()
+    try:
+        with caplog.at_level(logging.WARNING, logger="eventpy"):
+            eventpy.connect()
+            eventpy.connect()
+    finally:
+        eventpy.shutdown()
+    assert _warnings(caplog) == [f"{variable} is set, but EventPy reads EVENTPY_BROKER: this process runs "
+                                 "on an embedded overlay of its own, which no other process reaches"]
+
+
+def test_other_eventpy_variables_are_not_taken_for_a_misspelt_broker(monkeypatch, caplog):
+    from eventpy.runtime import _mistakes
+
+    monkeypatch.setattr(_mistakes, "_said_embedded", False)
+    monkeypatch.setenv("EVENTPY_FUZZ", "1")
+    monkeypatch.setenv("EVENTPY_SECRET", "s")
+    eventpy.shutdown()
+    try:
+        with caplog.at_level(logging.WARNING, logger="eventpy"):
+            eventpy.connect()
+    finally:
+        eventpy.shutdown()
+    assert _warnings(caplog) == []
