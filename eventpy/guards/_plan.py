@@ -158,6 +158,11 @@ class GuardPlan:
         self.by_param: dict[str, tuple[int, ...]] = {}
         self._conjs: list[tuple[tuple[tuple[int, int], ...], int, tuple]] = []
         self.timed = False  # the guard reads elapsed(): `holds` needs the publication time
+        # the static bounds of an alternative that admit no value (`n > 5 and n < 3`), as text;
+        # when every alternative had some, the guard never holds whatever the parameters
+        # (the runtime says so once: a subscription that silently receives nothing)
+        self.contradictions: list[str] = []
+        self.never_holds = False
 
     @property
     def param_names(self) -> set[str]:
@@ -321,18 +326,23 @@ def build_plan(source: str, etype: EventType, conjs: list[ConjPlan], params: Map
         return param_vars[name]
 
     def unsatisfiable(conj: ConjPlan) -> bool:
-        # a conjunction of static bounds that admits nothing (vol < 1 and vol > 2) is dropped
+        # a conjunction of static bounds that admits nothing (vol < 1 and vol > 2) is dropped,
+        # whatever parametric bounds of the same attribute come with them (vol < limit)
         for attr, bounds in conj.bounds.items():
-            if all(not b.deps for b in bounds):
+            bounds = [b for b in bounds if not b.deps]
+            if bounds:
                 t = etype.schema[attr]
                 fn = (_numeric_constraint(bounds, t is int) if t in (int, float)
                       else _set_constraint(bounds, t is bool))
                 if fn({}).is_empty():
+                    plan.contradictions.append(" and ".join(node_text(b.node, mode) for b in bounds))
                     return True
         return False
 
     spec = []
-    for conj in [c for c in conjs if not unsatisfiable(c)]:
+    satisfiable = [c for c in conjs if not unsatisfiable(c)]
+    plan.never_holds = bool(conjs) and not satisfiable
+    for conj in satisfiable:
         ci = len(spec)
         constraints = []
         for attr, bounds in conj.bounds.items():

@@ -27,13 +27,27 @@ class _Here(threading.local):
 
 _here = _Here()
 
+# thread id -> (callback, event, time.monotonic() at its start) of the callback each delivery
+# thread runs, so that a drain that times out on a callback that blocks names it
+running_callbacks: dict[int, tuple[Callable, object, float]] = {}
+
+
+def describe_running(now: float) -> str:
+    """The callbacks running now, longest first ("" if none), for a drain's TimeoutError."""
+    running = sorted(list(running_callbacks.values()), key=lambda r: r[2])
+    return "; ".join(f"{_what(cb)} has run for {now - since:.1f}s on {event!r}" for cb, event, since in running[:3])
+
+
+def _what(callback: Callable | None) -> str:
+    return getattr(callback, "__eventpy_what__", None) or (
+        f"the event callback {getattr(callback, '__qualname__', None) or callback!r}" if callback is not None
+        else "an event callback")
+
 
 def callback_failed(e: BaseException, callback: Callable | None = None, event: object = None) -> None:
     """Log what an event callback raised, naming the callback (an .epy event method says which:
     `__eventpy_what__`) and the event; the event is dropped for that subscriber only."""
-    what = getattr(callback, "__eventpy_what__", None) or (
-        f"the event callback {getattr(callback, '__qualname__', None) or callback!r}" if callback is not None
-        else "an event callback")
+    what = _what(callback)
     dropped = f"the event {event!r}" if event is not None else "the event"
     if isinstance(e, Exception):
         e.__traceback__ = _from_the_programs_frames(e.__traceback__)

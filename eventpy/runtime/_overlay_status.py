@@ -10,6 +10,7 @@ import time
 import tomllib
 from pathlib import Path
 
+from ._overlay_types import refused_lines, type_lines
 from .launcher import _alive, _statuses
 
 
@@ -39,6 +40,7 @@ def show_status(run_dir: Path) -> int:
         table.add_column(col)
     dead: list[str] = []
     hung: list[tuple[str, float]] = []
+    serving: set[str] = set()
     for name, s in sorted(states.items()):
         stats = s.get("stats", {})
         subs = sum(t.get("subscriptions", 0) for t in s.get("types", {}).values())
@@ -52,6 +54,8 @@ def show_status(run_dir: Path) -> int:
         if not alive:
             dead.append(name)
             now = None
+        else:
+            serving.add(name)
         if stale:
             hung.append((name, stale))
         state = "no" if not alive else f"hung? ({stale:.0f}s)" if stale else "yes"
@@ -59,6 +63,8 @@ def show_status(run_dir: Path) -> int:
                       str(stats.get("received", 0)), str(stats.get("sent", 0)),
                       "—" if now is None else f"{now:.1f}", f"{average:.1f}")
     Console(width=140).print(table)
+    for line in type_lines(states, serving) + refused_lines(run_dir, states):
+        print(line)
     _advise(run_dir, dead, states)
     for name, seconds in hung:
         print(f"broker {name} (pid {states[name]['pid']}) runs but has not written its status for {seconds:.0f}s "

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from ._executor import handled_event, in_callback
+from ._executor import describe_running, handled_event, in_callback
 from ._params import answer_budget, check_timeout
 
 _lock = threading.Lock()
@@ -116,4 +116,6 @@ def _barrier(deadline: float, timeout: float) -> None:
                                f"{node._local.overlay.edge_name()} within {timeout}s" + (f": {why}" if why else ""))
     for node, _, _ in waits:
         if not node._local.wait_local(max(0.0, deadline - time.monotonic())):
-            raise TimeoutError(f"drain: callbacks of node {node.name} still running after {timeout}s")
+            running = describe_running(time.monotonic())  # a callback that blocks: which one
+            raise TimeoutError(f"drain: callbacks of node {node.name} still running after {timeout}s"
+                               + (f": {running}" if running else ""))

@@ -29,6 +29,7 @@ from .client import SchemaRefused, SubscriptionState, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
 from ._params import answer_budget, check_timeout, freeze
 from ._lang_objects import _forget_default, default_node, set_default_node
+from ._mistakes import warn_misspelt_broker_variable, warn_never_holds
 from .lang import nodes_left_by, subscriptions_of
 from .model import Event, EventType
 
@@ -214,6 +215,7 @@ class Node:
         ClientCore.subscribe."""
         env = {k: freeze(v) for k, v in env.items()}
         check_sent(self._max_frame, plan, env, env)  # the variables the SUB carries
+        warn_never_holds(etype, plan)
         monitor = self._rum if rum is None else UpdateMonitor.of(rum)
         state = self._local.send(lambda core: core.subscribe(etype, plan, env, on_event, group, monitor, since))
         self._local.joined(state)
@@ -364,6 +366,8 @@ def connect(url: str | None = None, *, mode: str | None = None, matcher: str | N
             if not from_env:
                 raise
             raise type(e)(f"{from_env}{e}") from None  # a ConnectionRefusedError stays one
+    if url is None:  # not asked for by name: a misspelt EVENTPY_BROKER would land here silently
+        warn_misspelt_broker_variable(os.environ)
     wanted = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     with _lock:
         if _overlay is None:

@@ -17,9 +17,10 @@ import logging
 import threading
 import time
 from collections import deque
+from time import monotonic
 from typing import Any, Callable
 
-from ._executor import DeliveryPool, SerialQueue, _here, callback_failed
+from ._executor import DeliveryPool, SerialQueue, _here, callback_failed, running_callbacks
 from .broker import Broker
 from .client import ClientCore, SubscriptionState
 from .messages import Ack, AckReq, Flush, FlushAck, Pub
@@ -272,6 +273,7 @@ class LocalNode:
         # counts reach the core's stats once per batch, before the batch counts as done.
         delivered = spurious = 0
         here = _here  # the thread-local of _executor, read once per batch
+        running, thread = running_callbacks, threading.get_ident()
         try:
             for state, d in zip(states, data):
                 if state.closed:
@@ -283,11 +285,13 @@ class LocalNode:
                 if state.on_event is not None:
                     here.origin, here.seq = d[1], d[2]  # what the callback sends may be part of a chain (drain)
                     event = received_event(state.etype, d[0], d[1:])
+                    running[thread] = (state.on_event, event, monotonic())  # a drain's timeout names it
                     try:
                         state.on_event(event)
                     except BaseException as e:  # one failing callback does not drop the rest of the batch
                         callback_failed(e, state.on_event, event)
         finally:
+            running.pop(thread, None)
             with self.lock:
                 self.core.stats["delivered"] += delivered
                 self.core.stats["spurious"] += spurious

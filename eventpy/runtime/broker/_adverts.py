@@ -5,16 +5,18 @@ type known here and routes nothing."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
 from ..matching import Matcher, make_matcher
-from ..messages import Adv, Unadv, Unsub
+from ..messages import Adv, Refused, Unadv, Unsub
 from ..model import EventType
 from ._clees import VersionCache
 from ._state import MessageError
 from ._summary import SUMMARIES
 
+log = logging.getLogger("eventpy.broker")
 Link = Hashable
 Sends = list[tuple[Link, Any]]
 
@@ -82,6 +84,20 @@ class Advertisements:
             if msg.etype in self.evolving.behind:
                 self._resummarize(ts)  # its summaries were left behind the window: none was read
             self._propagate(ts, out)  # subscriptions follow the reverse path of advertisements
+
+    def _on_refused(self, link: Link, msg: Refused, out: Sends) -> None:
+        """A neighbor refused the ADV we forwarded (it knows the type with another schema): the
+        publishers behind us are told, as the edge broker tells its own, or they would publish
+        into silence with the reason only in that broker's log."""
+        if link not in self.broker_links:
+            raise MessageError("a client sent Refused")
+        ts = self.types.get(msg.etype)
+        if ts is None:
+            return  # forgotten since: its publishers have left
+        log.warning("%s: %r refused our advertisement of %r: %s", self.name, link, msg.etype, msg.reason)
+        for pub in ts.pubs:
+            if pub != link:
+                out.append((pub, Refused(msg.etype, msg.reason)))
 
     def _forward_adv(self, ts: _TypeState, out: Sends) -> None:
         adv = Adv(ts.etype.name, ts.etype.to_wire())

@@ -177,6 +177,8 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
                 self._on_adv(link, msg, out)
             elif kind is Unadv:
                 self._on_unadv(link, msg, out)
+            elif kind is Refused:
+                self._on_refused(link, msg, out)
             elif kind is Flush:
                 self.flushes.on_flush(link, msg, out)
             elif kind is FlushAck:
@@ -192,7 +194,8 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         except MessageError as e:
             self._stats["refused"] += 1
             log.warning("%s: refused %s from %r: %s", self.name, type(msg).__name__, link, e)
-            if type(msg) is Adv and self.links.get(link) == "client":  # its events would go nowhere
+            if type(msg) is Adv and link in self.links:  # its events would go nowhere: a client
+                # raises at its next publish; a broker passes it on to the type's publishers
                 out.append((link, Refused(msg.etype, f"broker {self.name}: {e}")))
         except Exception:  # a bug of ours, not the peer's: keep serving every link, say where
             self._stats["refused"] += 1
@@ -435,6 +438,11 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
             "types": {n: {"subscriptions": len(ts.subs), "entries": len(ts.matcher),
                           "evolving": len(self.evolving.members.get(n, ())),
                           **({} if ts.cache is None else {"cached_versions": ts.cache.versions()}),
-                          "advertised_by": sorted(map(str, ts.pubs))} for n, ts in self.types.items()},
+                          "advertised_by": sorted(map(str, ts.pubs)),
+                          # this broker's own clients, which `eventpy overlay status` sums up
+                          # per type (a type subscribed to and published nowhere: a misspelt name)
+                          "client_subscriptions": sum(1 for link, _ in ts.subs if self.links.get(link) == "client"),
+                          "client_publishers": sorted(str(p) for p in ts.pubs if self.links.get(p) == "client")}
+                      for n, ts in self.types.items()},
             "stats": dict(self.stats),
         }

@@ -9,7 +9,7 @@ import pytest
 
 from eventpy.guards import compile_guard
 from eventpy.runtime.broker import Broker
-from eventpy.runtime.messages import Adv, Flush, FlushAck, Pub, Sub, Unadv, Unsub, Upd
+from eventpy.runtime.messages import Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
 from eventpy.runtime.model import EventType, Interval, ValueSet
 
 Q = EventType("Quote", firm=str, price=float)
@@ -241,3 +241,25 @@ def test_an_internal_error_is_logged_and_the_broker_keeps_serving(caplog, monkey
     assert b.stats["internal_errors"] == 1 and "ZeroDivisionError" in caplog.text
     monkeypatch.setattr(ts.matcher, "match", real)
     assert kinds(b.handle("up", Pub("Quote", ("IBM", 1.0), "p", 2, 0.0))) == [("c1", "Pub")]
+
+
+def test_a_schema_refused_by_a_broker_further_on_reaches_the_publishers():
+    """A publisher's ADV refused by a broker beyond its own (a subscriber there told another
+    schema first) was only logged in that broker's log: the publisher's events went nowhere and
+    its program saw nothing. The refusal now travels back along the type's publishers."""
+    far = Broker("far")
+    far.connect("mid", "broker")
+    far.connect("s", "client")
+    far.handle("s", Adv("Quote", Q.to_wire(), publishes=False))  # the subscriber's schema
+    other = Adv("Quote", (("firm", "str"), ("price", "int")))
+    refused = far.handle("mid", other)
+    assert kinds(refused) == [("mid", "Refused")]
+    assert "broker far" in refused[0][1].reason and "known as" in refused[0][1].reason
+    mid = Broker("mid")
+    mid.connect("far", "broker")
+    mid.connect("p", "client")  # the publisher
+    mid.connect("q", "client")  # a subscriber of the publisher's schema: not told
+    mid.handle("q", Adv("Quote", other.schema, publishes=False))
+    assert kinds(mid.handle("p", other)) == [("far", "Adv")]
+    assert kinds(mid.handle("far", refused[0][1])) == [("p", "Refused")]
+    assert mid.handle("far", Refused("Nope", "broker far: unknown here")) == []  # a type it forgot
