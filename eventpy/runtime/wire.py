@@ -199,6 +199,8 @@ def _pub(kind: str, etype: Any, values: Any, origin: Any, seq: Any, t: Any, sids
         if type(t) is not int:  # (a bool is no number here)
             raise WireError("PUB time must be a number")
         t = float(t)
+    if t - t != 0.0:  # inf or NaN: an event stamped -inf would count as late for ever and travel
+        raise WireError("PUB time must be finite")  # every moving summary (t - t is 0.0 otherwise)
     if type(etype) is not str:
         raise WireError("event type must be a str")
     if type(origin) is not str:

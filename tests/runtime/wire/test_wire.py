@@ -166,6 +166,9 @@ def frame(obj) -> bytes:
     frame(["sub", "t", 1, [[[["a", 0]], -1, []]], [1], 1.0, 2]),  # a field too many
     frame(["pub", "t", [[1, 2]], "o", 1, 0.0, []]),
     frame(["pub", "t", [1], "o", 1, 0.0, ["x"]]),
+    frame(["pub", "t", [1], "o", 1, float("-inf"), []]),  # late for ever: every moving summary
+    frame(["pub", "t", [1], "o", 1, float("inf"), []]),
+    frame(["pub", "t", [1], "o", 1, float("nan"), []]),
     frame({"kind": "adv"}),                  # not an array
     frame([]),
     struct.pack(">I", 3) + b"\xc1\xc1\xc1",  # not msgpack
