@@ -181,6 +181,16 @@ def test_the_area_of_interest_benchmark_checks_both_guards_deliver_alike():
     assert len(shares) == 2 and all(s < 100.0 for s in shares), done.stdout
 
 
+def test_the_set_updates_benchmark_checks_the_broker_holds_the_clients_set_and_sent_the_change():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "tools/bench/set_updates.py", "--quick", "--json"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert {(r["summary"], r["n"]) for r in rows} == {(s, n) for s in ("attribute", "poset") for n in (1000, 10000)}
+    assert all(r["parametric_ms"] > 0 and r["resub_ms"] > 0 for r in rows)
+
+
 @pytest.mark.parametrize("bench", sorted(p.name for p in (ROOT / "tools" / "bench").glob("*.py")
                                           if not p.name.startswith("_")))
 def test_a_benchmarks_help_says_what_it_measures_in_whole_sentences(bench):
