@@ -1,0 +1,166 @@
+"""Peers of another protocol version, as in an overlay upgraded one broker at a time: each side is
+told both versions and what to do, at connect time. Before, a broker closed such a connection
+without a word, and the client saw `closed before HELLO (is a broker running there?)`; a broker
+dialing an older one retried in silence."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+
+import pytest
+
+import eventpy
+from eventpy import __version__
+from eventpy.runtime.broker import Broker
+from eventpy.runtime.messages import Bye, Hello
+from eventpy.runtime.transports import tcp_client
+from eventpy.runtime.transports._handshake import PROTOCOL
+from eventpy.runtime.transports.tcp import BrokerServer
+from eventpy.runtime.wire import FrameDecoder, encode
+
+
+@pytest.fixture
+def closing_server():
+    """A port where a server accepts each connection and closes it without a word, as a broker
+    of eventpy 0.1.0 (protocols 1 to 4) did to a peer of another protocol version."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return  # closed at teardown
+            conn.recv(65536)  # the peer's HELLO, unanswered
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def _answer(port: int, hello: Hello) -> list:
+    """What a broker answers to `hello`, until it closes the connection."""
+    decoder, got = FrameDecoder(), []
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(encode(hello))
+        while data := s.recv(65536):
+            got.extend(decoder.feed(data))
+    return got
+
+
+def test_a_client_of_an_older_protocol_is_refused_naming_both_versions_and_the_upgrade(broker_server,
+                                                                                       monkeypatch):
+    server = broker_server("b0")
+    monkeypatch.setattr(tcp_client, "PROTOCOL", PROTOCOL - 1)
+    with pytest.raises(ConnectionError) as e:
+        eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+    assert str(e.value) == (
+        f"cannot attach to tcp://127.0.0.1:{server.port}: the broker refused it: broker b0 speaks EventPy "
+        f"protocol {PROTOCOL} (eventpy {__version__}); this client speaks protocol {PROTOCOL - 1}: upgrade "
+        f"eventpy where this client runs (pip install -U eventpy, to {__version__})")
+
+
+def test_a_client_of_a_newer_protocol_is_told_to_upgrade_the_brokers(broker_server, monkeypatch):
+    server = broker_server("b0")
+    monkeypatch.setattr(tcp_client, "PROTOCOL", PROTOCOL + 1)
+    with pytest.raises(ConnectionError, match=f"this client speaks protocol {PROTOCOL + 1}: upgrade the "
+                                              "overlay's brokers to the client's eventpy"):
+        eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+
+
+def test_a_broker_that_closes_without_a_hello_is_said_to_maybe_speak_another_version(closing_server):
+    eventpy.shutdown()
+    try:
+        with pytest.raises(ConnectionError) as e:
+            eventpy.connect(f"tcp://127.0.0.1:{closing_server}")
+    finally:
+        eventpy.shutdown()
+    assert str(e.value) == (
+        f"cannot attach to tcp://127.0.0.1:{closing_server}: it closed the connection without answering "
+        f"with a HELLO (an older EventPy broker does so to a client of another protocol version: this "
+        f"client speaks {PROTOCOL}, eventpy {__version__}; the broker's log says which it speaks)")
+
+
+def test_a_broker_of_another_protocol_gets_a_bye_saying_so_logged_once(broker_server, caplog):
+    server = broker_server("b1")
+    caplog.set_level(logging.DEBUG, logger="eventpy.tcp")
+    for _ in range(3):  # an older broker re-dials, again and again
+        answer = _answer(server.port, Hello("b0", "broker", PROTOCOL - 1, "parametric"))
+        assert answer == [Bye(f"broker b1 speaks EventPy protocol {PROTOCOL} (eventpy {__version__}); this "
+                              f"broker speaks protocol {PROTOCOL - 1}: the brokers of one overlay must speak "
+                              "one protocol: run the same eventpy version on all of them (README: Upgrading); "
+                              "this link stays down until then")]
+    refusals = [r for r in caplog.records if "refused broker 'b0'" in r.getMessage()]
+    assert [r.levelno for r in refusals] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
+
+
+def test_a_broker_dialing_an_older_broker_says_it_may_speak_another_version(closing_server, caplog):
+    caplog.set_level(logging.DEBUG, logger="eventpy.tcp")
+    server = BrokerServer(Broker("b0"), "127.0.0.1", 0, {"b9": ("127.0.0.1", closing_server)})
+    stop = server.start_in_thread()
+    try:
+        wanted = (f"b0: link to b9 refused: it closed the connection without answering with a HELLO: a "
+                  f"broker of another EventPy protocol version does so (this one speaks {PROTOCOL}, "
+                  f"eventpy {__version__}; see its log)")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(r.getMessage().startswith(wanted)
+                                                      for r in caplog.records):
+            time.sleep(0.05)
+        said = [r for r in caplog.records if r.getMessage().startswith(wanted)]
+        assert said and said[0].levelno == logging.WARNING
+    finally:
+        stop()
+
+
+def test_a_neighbor_back_on_another_version_after_an_outage_is_said_at_once(monkeypatch, caplog):
+    """A rolling upgrade: the neighbor is down a while (the re-dial's wait reaches its cap), then
+    comes back speaking another version. The refusal was logged only when the wait grew: at DEBUG."""
+    from eventpy.runtime.transports import tcp
+    from eventpy.runtime.transports._backoff import Backoff
+
+    at_cap = threading.Event()
+
+    class Watched(Backoff):  # says when the wait has reached its cap (it grows no more)
+        def next(self) -> tuple[float, bool]:
+            delay, escalated = super().next()
+            if self._step >= self.cap:
+                at_cap.set()
+            return delay, escalated
+
+    monkeypatch.setattr(tcp, "Backoff", lambda: Watched(base=0.01, cap=0.04))
+    caplog.set_level(logging.DEBUG, logger="eventpy.tcp")
+    neighbor = socket.socket()
+    neighbor.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+    server = BrokerServer(Broker("b0"), "127.0.0.1", 0, {"b9": neighbor.getsockname()})
+    stop = server.start_in_thread()
+    try:
+        def said(text: str) -> list:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if found := [r for r in caplog.records if text in r.getMessage()]:
+                    return found
+                time.sleep(0.02)
+            return []
+
+        assert at_cap.wait(30)
+        neighbor.listen()
+
+        def refuse() -> None:  # an older broker: reads the HELLO, closes without a word
+            while True:
+                try:
+                    conn, _ = neighbor.accept()
+                except OSError:
+                    return
+                conn.recv(65536)
+                conn.close()
+
+        threading.Thread(target=refuse, daemon=True).start()
+        refusals = said("link to b9 refused: it closed the connection without answering with a HELLO")
+        assert refusals and refusals[0].levelno == logging.WARNING
+    finally:
+        stop()
+        neighbor.close()
