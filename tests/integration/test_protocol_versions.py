@@ -57,17 +57,17 @@ def test_a_client_of_an_older_protocol_is_refused_naming_both_versions_and_the_u
     server = broker_server("b0")
     monkeypatch.setattr(tcp_client, "PROTOCOL", PROTOCOL - 1)
     with pytest.raises(ConnectionError) as e:
-        eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+        eventpy.connect(f"tcp://127.0.0.1:{server.port}", name="old-one")
     assert str(e.value) == (
         f"cannot attach to tcp://127.0.0.1:{server.port}: the broker refused it: broker b0 speaks EventPy "
-        f"protocol {PROTOCOL} (eventpy {__version__}); this client speaks protocol {PROTOCOL - 1}: upgrade "
-        f"eventpy where this client runs (pip install -U eventpy, to {__version__})")
+        f"protocol {PROTOCOL} (eventpy {__version__}); client old-one speaks protocol {PROTOCOL - 1}: upgrade "
+        f"eventpy where the client runs (pip install -U eventpy, to {__version__})")
 
 
 def test_a_client_of_a_newer_protocol_is_told_to_upgrade_the_brokers(broker_server, monkeypatch):
     server = broker_server("b0")
     monkeypatch.setattr(tcp_client, "PROTOCOL", PROTOCOL + 1)
-    with pytest.raises(ConnectionError, match=f"this client speaks protocol {PROTOCOL + 1}: upgrade the "
+    with pytest.raises(ConnectionError, match=f"client [^ ]+ speaks protocol {PROTOCOL + 1}: upgrade the "
                                               "overlay's brokers to the client's eventpy"):
         eventpy.connect(f"tcp://127.0.0.1:{server.port}")
 
@@ -90,8 +90,8 @@ def test_a_broker_of_another_protocol_gets_a_bye_saying_so_logged_once(broker_se
     caplog.set_level(logging.DEBUG, logger="eventpy.tcp")
     for _ in range(3):  # an older broker re-dials, again and again
         answer = _answer(server.port, Hello("b0", "broker", PROTOCOL - 1, "parametric"))
-        assert answer == [Bye(f"broker b1 speaks EventPy protocol {PROTOCOL} (eventpy {__version__}); this "
-                              f"broker speaks protocol {PROTOCOL - 1}: the brokers of one overlay must speak "
+        assert answer == [Bye(f"broker b1 speaks EventPy protocol {PROTOCOL} (eventpy {__version__}); broker "
+                              f"b0 speaks protocol {PROTOCOL - 1}: the brokers of one overlay must speak "
                               "one protocol: run the same eventpy version on all of them (README: Upgrading); "
                               "this link stays down until then")]
     refusals = [r for r in caplog.records if "refused broker 'b0'" in r.getMessage()]
@@ -164,3 +164,44 @@ def test_a_neighbor_back_on_another_version_after_an_outage_is_said_at_once(monk
     finally:
         stop()
         neighbor.close()
+
+
+def test_a_broker_status_names_its_version_and_why_a_configured_link_is_down(closing_server):
+    """Both brokers of a refused link run: `overlay status` showed them alive with no links and
+    said nothing of the link of the configuration that was missing, or why."""
+    server = BrokerServer(Broker("a1"), "127.0.0.1", 0, {"b9": ("127.0.0.1", closing_server)})
+    stop = server.start_in_thread()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "HELLO" not in server.status()["down"].get("b9", ""):
+            time.sleep(0.05)
+        status = server.status()
+    finally:
+        stop()
+    assert (status["version"], status["protocol"]) == (__version__, PROTOCOL)
+    assert status["down"] == {"b9": f"it closed the connection without answering with a HELLO: a broker of "
+                                     f"another EventPy protocol version does so (this one speaks {PROTOCOL}, "
+                                     f"eventpy {__version__}; see its log)"}
+
+
+def test_overlay_status_shows_each_brokers_version_and_the_links_down(tmp_path, monkeypatch, capsys):
+    import json
+
+    from eventpy.runtime import _overlay_status
+
+    (tmp_path / "overlay.toml").write_text('links = [["b0", "b1"]]\n[brokers.b0]\nhost = "127.0.0.1"\n'
+                                           'port = 7000\n[brokers.b1]\nhost = "127.0.0.1"\nport = 7001\n')
+    common = {"host": "127.0.0.1", "uptime": 10, "stats": {}, "types": {}, "connected": {}}
+    old = dict(common, port=7000, pid=1)  # a broker of eventpy 0.1.0 before versions in its status
+    new = dict(common, port=7001, pid=2, version="0.2.0", protocol=5,
+               down={"b0": "broker b1 speaks EventPy protocol 5 (eventpy 0.2.0); broker b0 speaks protocol 4"})
+    for name, status in (("b0", old), ("b1", new)):
+        (tmp_path / f"{name}.pid").write_text(str(status["pid"]))
+        (tmp_path / f"{name}.status.json").write_text(json.dumps(status))
+    monkeypatch.setattr(_overlay_status, "_alive", lambda pid_file: True)
+    monkeypatch.setattr(_overlay_status, "_silent_for", lambda status_file: 0.0)
+    _overlay_status.show_status(tmp_path)
+    out = capsys.readouterr().out
+    assert "│ 0.2.0 (protocol 5) │" in out and "│ ?                  │" in out  # the last column
+    assert ("broker b1: its link to b0 is down: broker b1 speaks EventPy protocol 5 (eventpy 0.2.0); broker b0 "
+            "speaks protocol 4") in out

@@ -37,16 +37,16 @@ class ClosedBeforeHello(ConnectionError):
     version, and one of any version does so when it cannot finish a handshake in time or stops."""
 
 
-def refusal(me: str, peer_role: str, peer_version: object) -> str:
+def refusal(me: str, peer: str, peer_role: str, peer_version: object) -> str:
     """What a broker answers (BYE) to a HELLO of another protocol version: both versions, and
     what the operator or the user does about it. Old and new peers alike show a BYE's reason."""
     mine = f"broker {me} speaks EventPy protocol {PROTOCOL} (eventpy {__version__})"
-    theirs = f"this {peer_role} speaks protocol {peer_version!r}"
+    theirs = f"{peer_role} {peer} speaks protocol {peer_version!r}"
     if peer_role == "broker":
         todo = ("the brokers of one overlay must speak one protocol: run the same eventpy version on "
                 "all of them (README: Upgrading); this link stays down until then")
     elif isinstance(peer_version, int) and peer_version < PROTOCOL:
-        todo = f"upgrade eventpy where this client runs (pip install -U eventpy, to {__version__})"
+        todo = f"upgrade eventpy where the client runs (pip install -U eventpy, to {__version__})"
     else:
         todo = (f"upgrade the overlay's brokers to the client's eventpy, or run the client with "
                 f"eventpy {__version__}")
