@@ -28,8 +28,9 @@ def generated_for(interface: int, by: str = "?") -> ModuleType:
     head = (f"{what} was compiled by eventpyc {by} for the runtime's interface {interface}; "
             f"eventpy {__version__} runs {runs}")
     if interface > INTERFACE:
-        raise ImportError(f"{head}: upgrade eventpy where the program runs (pip install -U eventpy), or "
-                          f"recompile the .epy with the eventpyc of eventpy {__version__}")
+        raise ImportError(f"{head}: upgrade eventpy where the program runs (pip install -U) to one of "
+                          f"interface {interface}, as `eventpy --version` says, or recompile the .epy with "
+                          f"the eventpyc of eventpy {__version__}")
     raise ImportError(f"{head}: recompile the .epy with the eventpyc of eventpy {__version__} "
                       "(eventpyc FILE.epy)")
 
@@ -41,5 +42,5 @@ def missing(module: str, name: str) -> AttributeError:
         return AttributeError(f"module {module!r} has no attribute {name!r}")
     return AttributeError(f"{module} has no {name!r}: code compiled by an eventpyc newer than this runtime "
                           f"(eventpy {__version__}) calls it; upgrade eventpy where the program runs "
-                          f"(pip install -U eventpy), or recompile the .epy with the eventpyc of eventpy "
+                          f"(pip install -U), or recompile the .epy with the eventpyc of eventpy "
                           f"{__version__}")

@@ -114,7 +114,8 @@ def test_code_for_a_newer_runtime_interface_is_refused_at_import(tmp_path, monke
     assert str(e.value) == (
         f"{tmp_path / name}.py was compiled by eventpyc 9.0.0 for the runtime's interface {newer}; eventpy "
         f"{__version__} runs interface {GENERATED_INTERFACE}: upgrade eventpy where the program runs (pip install "
-        f"-U eventpy), or recompile the .epy with the eventpyc of eventpy {__version__}")
+        f"-U) to one of interface {newer}, as `eventpy --version` says, or recompile the .epy with the eventpyc of "
+        f"eventpy {__version__}")
 
 
 def test_code_for_an_interface_no_longer_run_is_refused_saying_to_recompile(tmp_path, monkeypatch):
@@ -134,7 +135,7 @@ def test_a_runtime_name_code_of_a_newer_eventpyc_calls_says_to_upgrade_or_recomp
         importlib.import_module(name)
     assert str(e.value) == (
         f"eventpy.runtime.lang has no 'someday': code compiled by an eventpyc newer than this runtime (eventpy "
-        f"{__version__}) calls it; upgrade eventpy where the program runs (pip install -U eventpy), or recompile "
+        f"{__version__}) calls it; upgrade eventpy where the program runs (pip install -U), or recompile "
         f"the .epy with the eventpyc of eventpy {__version__}")
 
 

@@ -61,7 +61,8 @@ def test_a_client_of_an_older_protocol_is_refused_naming_both_versions_and_the_u
     assert str(e.value) == (
         f"cannot attach to tcp://127.0.0.1:{server.port}: the broker refused it: broker b0 speaks EventPy "
         f"protocol {PROTOCOL} (eventpy {__version__}); client old-one speaks protocol {PROTOCOL - 1}: upgrade "
-        f"eventpy where the client runs (pip install -U eventpy, to {__version__})")
+        f"eventpy where the client runs (pip install -U) to one of protocol {PROTOCOL}, as `eventpy --version` "
+        "says")
 
 
 def test_a_client_of_a_newer_protocol_is_told_to_upgrade_the_brokers(broker_server, monkeypatch):
@@ -92,7 +93,7 @@ def test_a_broker_of_another_protocol_gets_a_bye_saying_so_logged_once(broker_se
         answer = _answer(server.port, Hello("b0", "broker", PROTOCOL - 1, "parametric"))
         assert answer == [Bye(f"broker b1 speaks EventPy protocol {PROTOCOL} (eventpy {__version__}); broker "
                               f"b0 speaks protocol {PROTOCOL - 1}: the brokers of one overlay must speak "
-                              "one protocol: run the same eventpy version on all of them (README: Upgrading); "
+                              "one protocol: run the same eventpy on all of them (README: Upgrading); "
                               "this link stays down until then")]
     refusals = [r for r in caplog.records if "refused broker 'b0'" in r.getMessage()]
     assert [r.levelno for r in refusals] == [logging.WARNING, logging.DEBUG, logging.DEBUG]

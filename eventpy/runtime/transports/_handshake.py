@@ -42,14 +42,17 @@ def refusal(me: str, peer: str, peer_role: str, peer_version: object) -> str:
     what the operator or the user does about it. Old and new peers alike show a BYE's reason."""
     mine = f"broker {me} speaks EventPy protocol {PROTOCOL} (eventpy {__version__})"
     theirs = f"{peer_role} {peer} speaks protocol {peer_version!r}"
+    # by protocol, not by version number: eventpy 0.1.0 spoke protocols 1 to 4 (`eventpy --version`
+    # names both)
     if peer_role == "broker":
-        todo = ("the brokers of one overlay must speak one protocol: run the same eventpy version on "
-                "all of them (README: Upgrading); this link stays down until then")
+        todo = ("the brokers of one overlay must speak one protocol: run the same eventpy on all of them "
+                "(README: Upgrading); this link stays down until then")
     elif isinstance(peer_version, int) and peer_version < PROTOCOL:
-        todo = f"upgrade eventpy where the client runs (pip install -U eventpy, to {__version__})"
+        todo = (f"upgrade eventpy where the client runs (pip install -U) to one of protocol {PROTOCOL}, "
+                "as `eventpy --version` says")
     else:
-        todo = (f"upgrade the overlay's brokers to the client's eventpy, or run the client with "
-                f"eventpy {__version__}")
+        todo = (f"upgrade the overlay's brokers to the client's eventpy, or run the client with one of "
+                f"protocol {PROTOCOL}, as `eventpy --version` says")
     return f"{mine}; {theirs}: {todo}"
 
 
