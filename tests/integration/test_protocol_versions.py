@@ -206,3 +206,42 @@ def test_overlay_status_shows_each_brokers_version_and_the_links_down(tmp_path, 
     assert "│ 0.2.0 (protocol 5) │" in out and "│ ?                  │" in out  # the last column
     assert ("broker b1: its link to b0 is down: broker b1 speaks EventPy protocol 5 (eventpy 0.2.0); broker b0 "
             "speaks protocol 4") in out
+
+
+def test_a_node_whose_broker_came_back_on_another_protocol_does_not_say_there_is_no_broker(
+        monkeypatch, caplog):
+    """A broker upgraded under a running client refuses its reconnection (said once); the
+    reconnection's later warnings said 'still no broker at HOST:PORT', though one answered."""
+    eventpy.shutdown()
+    first = BrokerServer(Broker("b0"), "127.0.0.1", 0, {})
+    stop = first.start_in_thread()
+    port = first.port
+    again = None
+    try:
+        eventpy.connect(f"tcp://127.0.0.1:{port}", name="desk")
+        eventpy.drain(10)
+        caplog.set_level(logging.WARNING, logger="eventpy.tcp")
+        monkeypatch.setattr(tcp_client, "PROTOCOL", PROTOCOL - 1)  # as if the broker were upgraded ...
+        stop()
+        again = BrokerServer(Broker("b0"), "127.0.0.1", port, {}).start_in_thread()  # ... and back
+
+        refusal = (f"node desk: 127.0.0.1:{port} refuses to take it back: the broker refused it: broker b0 "
+                   f"speaks EventPy protocol {PROTOCOL}")
+
+        def said() -> tuple[list[str], list[str]]:
+            """The node's refusals, and its messages after the first one."""
+            messages = [r.getMessage() for r in caplog.records if r.getMessage().startswith("node desk: ")]
+            at = [k for k, m in enumerate(messages) if m.startswith(refusal)]
+            return [messages[k] for k in at], messages[at[0] + 1:] if at else []
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not said()[1]:  # a wait grew after the refusal
+            time.sleep(0.05)
+        refusals, later = said()
+        assert len(refusals) == 1 and later, caplog.text
+        assert all(m.startswith(f"node desk: 127.0.0.1:{port} still refuses it; reconnecting in ")
+                   for m in later), later
+    finally:
+        eventpy.shutdown()
+        if again is not None:
+            again()

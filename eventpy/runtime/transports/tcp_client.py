@@ -183,6 +183,7 @@ class TcpOverlay:
             # said when the wait grows, not at every attempt: a broker that fails each session at
             # once (a bad frame after its HELLO) would fill the log at the cap's pace for ever
             said = None  # a refusal is logged once (and again if its reason changes), not every retry
+            refusing = False  # the last attempt reached a broker that refused (not: no broker there)
             loud = False
             while True:
                 delay, escalated = backoff.next()
@@ -190,17 +191,20 @@ class TcpOverlay:
                     loud = loud or escalated
                     log.log(logging.WARNING if escalated else logging.DEBUG,
                             "node %s: %s; reconnecting in %.2g s", node.link,
-                            why or f"still no broker at {where}", delay)
+                            why or (f"{where} still refuses it" if refusing else f"still no broker at {where}"),
+                            delay)
                     why = None
                 await asyncio.sleep(delay)
                 try:
                     conn = await self._connect(node.link)
                     break
                 except (AttachError, WireError) as e:  # it answered and refused (a secret, a name, a version)
+                    refusing = True
                     if str(e) != said:
                         said = str(e)
                         log.warning("node %s: %s refuses to take it back: %s; retrying", node.link, where, e)
                 except (ConnectionError, OSError, asyncio.TimeoutError):
+                    refusing = False
                     continue
             self._lost_at.pop(node.link, None)
             node.resync()
