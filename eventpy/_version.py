@@ -10,11 +10,17 @@ import os
 import platform
 import sys
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # raised when what generated code calls changes (a name, a signature, a meaning); the runtime
 # keeps running the interfaces it still can (runtime/_generated.py: OLDEST)
 GENERATED_INTERFACE = 1
+
+# The wire protocol and the generated-code interface of each version since 0.2.0. A change of
+# either is a new version (tests/test_versions.py checks it): pip keeps an install of the same
+# version (`pip install -U` of a wheel of 0.1.0 over 0.1.0 changes nothing), and a refusal's
+# version numbers must tell the installs apart; 0.1.0 spoke protocols 1 to 4 and marked nothing.
+SPEAKS = {"0.2.0": (4, 1)}
 
 
 def describe(prog: str) -> str:
@@ -34,7 +40,10 @@ def add_version_option(parser: argparse.ArgumentParser, prog: str) -> None:
 
     class _Version(argparse.Action):
         def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
-            print(describe(prog))
+            try:
+                print(describe(prog), flush=True)
+            except BrokenPipeError:  # `eventpy --version | head -1`: the reader had what it wanted
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no error at exit)
             parser.exit()
 
     parser.add_argument("--version", action=_Version, nargs=0, help="show the versions and exit")

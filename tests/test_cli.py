@@ -300,3 +300,19 @@ def test_version_says_what_an_upgrade_or_a_bug_report_needs():
             f"wire protocol {PROTOCOL} (the brokers and clients of one overlay speak one)",
             f"generated-code interface {GENERATED_INTERFACE} (what eventpyc writes calls it)"], out
         assert lines[3].startswith(f"Python {platform.python_version()} ({sys.executable}); package in "), out
+
+
+def test_version_piped_to_a_reader_that_stops_early_is_quiet():
+    """`eventpy --version | head -1`: --version prints several lines now; a reader that closes the
+    pipe after the first must not get a BrokenPipeError traceback on stderr."""
+    import os
+
+    for command in (["-m", "eventpy"], ["-m", "eventpy.compiler.cli"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before anything is written
+        try:
+            out = subprocess.run([sys.executable, *command, "--version"], stdout=write, stderr=subprocess.PIPE,
+                                 text=True, timeout=60)
+        finally:
+            os.close(write)
+        assert out.returncode == 0 and out.stderr == "", out.stderr
