@@ -35,7 +35,7 @@ def show_status(run_dir: Path) -> int:
         return 1
     table = Table(title=f"overlay in {run_dir}")
     for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",
-                "msgs/s now", "msgs/s avg", "version"):
+                "msgs/s now", "msgs/s avg", "protocol"):
         table.add_column(col)
     dead: list[str] = []
     hung: list[tuple[str, float]] = []
@@ -86,11 +86,11 @@ def _silent_for(status_file: Path) -> float:
 
 
 def _version(status: dict) -> str:
-    """The eventpy version and wire protocol a broker runs (an upgrade mixes them); a broker of
-    eventpy 0.1.0 before they were in its status file wrote neither."""
+    """The wire protocol and eventpy version a broker runs, as `4 (0.2.0)` (an upgrade mixes them);
+    a broker of eventpy 0.1.0 wrote neither in its status file."""
     if "protocol" not in status:
         return "?"
-    return f"{status.get('version', '?')} (protocol {status['protocol']})"
+    return f"{status['protocol']} ({status.get('version', '?')})"
 
 
 def _links_down(states: dict, dead: list[str]) -> None:

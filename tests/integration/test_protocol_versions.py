@@ -203,7 +203,7 @@ def test_overlay_status_shows_each_brokers_version_and_the_links_down(tmp_path, 
     monkeypatch.setattr(_overlay_status, "_silent_for", lambda status_file: 0.0)
     _overlay_status.show_status(tmp_path)
     out = capsys.readouterr().out
-    assert "│ 0.2.0 (protocol 5) │" in out and "│ ?                  │" in out  # the last column
+    assert "│ 5 (0.2.0) │" in out and "│ ?         │" in out  # the last column
     assert ("broker b1: its link to b0 is down: broker b1 speaks EventPy protocol 5 (eventpy 0.2.0); broker b0 "
             "speaks protocol 4") in out
 
