@@ -81,8 +81,8 @@ def test_a_broker_that_closes_without_a_hello_is_said_to_maybe_speak_another_ver
     finally:
         eventpy.shutdown()
     assert str(e.value) == (
-        f"cannot attach to tcp://127.0.0.1:{closing_server}: it closed the connection without answering "
-        f"with a HELLO (an older EventPy broker does so to a client of another protocol version: this "
+        f"cannot attach to tcp://127.0.0.1:{closing_server}: it closed the connection before sending "
+        f"its HELLO (an older EventPy broker does so to a client of another protocol version: this "
         f"client speaks {PROTOCOL}, eventpy {__version__}; the broker's log says which it speaks)")
 
 
@@ -104,7 +104,7 @@ def test_a_broker_dialing_an_older_broker_says_it_may_speak_another_version(clos
     server = BrokerServer(Broker("b0"), "127.0.0.1", 0, {"b9": ("127.0.0.1", closing_server)})
     stop = server.start_in_thread()
     try:
-        wanted = (f"b0: link to b9 refused: it closed the connection without answering with a HELLO: a "
+        wanted = (f"b0: link to b9 refused: it closed the connection before sending its HELLO: a "
                   f"broker of another EventPy protocol version does so (this one speaks {PROTOCOL}, "
                   f"eventpy {__version__}; see its log)")
         deadline = time.monotonic() + 30
@@ -160,7 +160,7 @@ def test_a_neighbor_back_on_another_version_after_an_outage_is_said_at_once(monk
                 conn.close()
 
         threading.Thread(target=refuse, daemon=True).start()
-        refusals = said("link to b9 refused: it closed the connection without answering with a HELLO")
+        refusals = said("link to b9 refused: it closed the connection before sending its HELLO")
         assert refusals and refusals[0].levelno == logging.WARNING
     finally:
         stop()
@@ -180,7 +180,7 @@ def test_a_broker_status_names_its_version_and_why_a_configured_link_is_down(clo
     finally:
         stop()
     assert (status["version"], status["protocol"]) == (__version__, PROTOCOL)
-    assert status["down"] == {"b9": f"it closed the connection without answering with a HELLO: a broker of "
+    assert status["down"] == {"b9": f"it closed the connection before sending its HELLO: a broker of "
                                      f"another EventPy protocol version does so (this one speaks {PROTOCOL}, "
                                      f"eventpy {__version__}; see its log)"}
 

@@ -32,7 +32,7 @@ class ProtocolMismatch(WireError):
 
 
 class ClosedBeforeHello(ConnectionError):
-    """The peer closed the connection without answering our HELLO. An EventPy broker before the
+    """The peer closed the connection before its HELLO came. An EventPy broker before the
     version refusal (eventpy 0.1.0 of protocols 1 to 4) did so to a peer of another protocol
     version, and one of any version does so when it cannot finish a handshake in time or stops."""
 
@@ -148,7 +148,7 @@ async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
         while not early:
             await _read_more(reader, decoder, early, _left(deadline), "closed before HELLO")
     except ConnectionError:
-        raise ClosedBeforeHello("it closed the connection without answering with a HELLO") from None
+        raise ClosedBeforeHello("it closed the connection before sending its HELLO") from None
     first = early.pop(0)
     if isinstance(first, Bye):
         raise Refusal(first.reason)
