@@ -8,7 +8,7 @@ from .runtime._elapsed import elapsed
 from .runtime.lang import FieldDeadlock
 from .runtime.model import Event, EventType
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402  (--version, HELLO refusals)
 
 # the exceptions a program meets, named where the program reaches them (a traceback's last line
 # says `eventpy.GuardError: ...`, not the private module that defines it)

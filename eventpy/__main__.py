@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__
+from ._version import add_version_option
 
 
 def _positive(kind: type) -> Callable[[str], Any]:
@@ -158,7 +158,7 @@ def _replay(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     """The `eventpy` command line: every subcommand and its options."""
     parser = argparse.ArgumentParser(prog="eventpy", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    add_version_option(parser, "eventpy")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="the API example and a parametric-vs-resub comparison")
     demo.add_argument("--subscribers", type=_positive(int), default=200,

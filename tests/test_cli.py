@@ -282,4 +282,37 @@ def test_both_commands_say_their_version():
     assert version("eventpy") == eventpy.__version__  # pyproject reads it from the package
     for command in (["-m", "eventpy"], ["-c", "import sys; from eventpy.compiler.cli import main; sys.exit(main())"]):
         out = subprocess.run([sys.executable, *command, "--version"], capture_output=True, text=True, timeout=60)
-        assert out.returncode == 0 and out.stdout.split()[-1] == eventpy.__version__, out
+        assert out.returncode == 0 and out.stdout.splitlines()[0].split()[-1] == eventpy.__version__, out
+
+
+def test_version_says_what_an_upgrade_or_a_bug_report_needs():
+    """The protocol a client or broker speaks and the interface of generated code decide what works
+    together across versions; --version named the package's version only."""
+    import platform
+
+    from eventpy._version import GENERATED_INTERFACE
+    from eventpy.runtime.transports._handshake import PROTOCOL
+
+    for command in (["-m", "eventpy"], ["-m", "eventpy.compiler.cli"]):
+        out = subprocess.run([sys.executable, *command, "--version"], capture_output=True, text=True, timeout=60)
+        lines = out.stdout.splitlines()
+        assert out.returncode == 0 and lines[1:3] == [
+            f"wire protocol {PROTOCOL} (the brokers and clients of one overlay speak one)",
+            f"generated-code interface {GENERATED_INTERFACE} (what eventpyc writes calls it)"], out
+        assert lines[3].startswith(f"Python {platform.python_version()} ({sys.executable}); package in "), out
+
+
+def test_version_piped_to_a_reader_that_stops_early_is_quiet():
+    """`eventpy --version | head -1`: --version prints several lines now; a reader that closes the
+    pipe after the first must not get a BrokenPipeError traceback on stderr."""
+    import os
+
+    for command in (["-m", "eventpy"], ["-m", "eventpy.compiler.cli"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before anything is written
+        try:
+            out = subprocess.run([sys.executable, *command, "--version"], stdout=write, stderr=subprocess.PIPE,
+                                 text=True, timeout=60)
+        finally:
+            os.close(write)
+        assert out.returncode == 0 and out.stderr == "", out.stderr

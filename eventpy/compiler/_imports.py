@@ -1,13 +1,18 @@
-"""Put `import eventpy.runtime.lang as __eventpy__` on a line that already exists, so no line of
+"""Put `import eventpy.runtime.lang as __eventpy__` (and the mark of the runtime interface the code
+calls: runtime/_generated.py) on a line that already exists, so no line of
 the program moves (tracebacks and diagnostics keep the .epy line numbers)."""
 
 from __future__ import annotations
 
 import ast
 
+from .._version import GENERATED_INTERFACE, __version__
 from ._diagnostics import char_offset
 
-IMPORT = "import eventpy.runtime.lang as __eventpy__"
+# the runtime's interface the generated code calls, checked when it is imported (runtime/_generated)
+MARK = f'generated_for({GENERATED_INTERFACE}, "{__version__}")'
+
+IMPORT = f"import eventpy.runtime.lang as __eventpy__; __eventpy__.{MARK}"
 _COMPOUND = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.AsyncFor,
              ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 if hasattr(ast, "TryStar"):

@@ -21,7 +21,7 @@ import libcst as cst
 from .._names import identifier, mangle
 from ._diagnostics import CompileError, CompileErrors, Where
 from ._analysis import Analysis, ClassInfo, classes_in_order
-from ._imports import place_import
+from ._imports import MARK, place_import
 from ._lines import lines as split_lines
 from ._lower import Lowered
 
@@ -273,7 +273,7 @@ def _binding(top_level: bool) -> cst.BaseExpression:
     the runtime in its header (bases run before the body, and any generated code runs after some
     such header). Only at module level does `:=` bind the module's global: a class nested in
     a class or function sets the global explicitly, for the code outside that scope."""
-    load = '__import__("eventpy.runtime.lang", fromlist=["lang"])'
+    load = f'__import__("eventpy.runtime.lang", fromlist=["lang"]).{MARK}'
     if top_level:
         return cst.parse_expression(f"({RUNTIME} := {load})")
     return cst.parse_expression(f'globals().setdefault("{RUNTIME}", {load})')

@@ -16,7 +16,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from .. import __version__
+from .._version import add_version_option
 from . import CompileError, CompileErrors, InternalError, compile_source
 from ._source import read
 
@@ -70,7 +70,7 @@ def compile_file(src: Path, out: Path | None, check: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="eventpyc", description="Compile EventPy (.epy) to Python.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    add_version_option(parser, "eventpyc")
     parser.add_argument("paths", nargs="+", type=Path, help=".epy files or folders")
     parser.add_argument("-o", "--output", type=Path, help="output file (one input file only)")
     parser.add_argument("--check", action="store_true", help="report errors, write nothing")

@@ -8,12 +8,14 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from importlib._bootstrap import _call_with_frames_removed  # type: ignore[attr-defined]
 
+from .._version import GENERATED_INTERFACE
 from . import CompileError, CompileErrors, compile_source
 from ._positions import compile_epy
 from ._source import decode, read
@@ -121,7 +123,8 @@ class StaleFinder(importlib.abc.MetaPathFinder):
             py, epy = Path(directory, py_name), Path(directory, epy_name)
             try:
                 if epy.stat().st_mtime <= py.stat().st_mtime:
-                    return None
+                    by = _other_eventpyc(py)
+                    return None if by is None else self._epy_spec(fullname, py, epy, by=by)
             except OSError:
                 return None
             return self._epy_spec(fullname, py, epy)
@@ -131,22 +134,53 @@ class StaleFinder(importlib.abc.MetaPathFinder):
         """A folder with an `__init__.epy` is a package, as one with an `__init__.py` is (else
         Python makes it a namespace package and the __init__.epy is never run)."""
         py, epy = folder / "__init__.py", folder / "__init__.epy"
+        by = ""
         try:
-            if not epy.is_file() or (py.is_file() and epy.stat().st_mtime <= py.stat().st_mtime):
-                return None  # PathFinder's: a plain package, or one eventpyc compiled since
+            if not epy.is_file():
+                return None  # PathFinder's: a plain package
+            if py.is_file() and epy.stat().st_mtime <= py.stat().st_mtime:
+                by = _other_eventpyc(py) or ""
+                if not by:
+                    return None  # PathFinder's: eventpyc compiled it since
         except OSError:
             return None
-        return self._epy_spec(fullname, py if py.is_file() else None, epy, package=folder)
+        return self._epy_spec(fullname, py if py.is_file() else None, epy, package=folder, by=by)
 
     @staticmethod
-    def _epy_spec(fullname: str, py: Path | None, epy: Path, package: Path | None = None) -> Any:
+    def _epy_spec(fullname: str, py: Path | None, epy: Path, package: Path | None = None, by: str = "") -> Any:
         if py is not None:
-            print(f"{py}: warning: older than {epy.name} beside it; importing {epy.name} "
+            why = f"compiled by {by}" if by else "older than"
+            print(f"{py}: warning: {why} {epy.name} beside it; importing {epy.name} "
                   f"(run eventpyc {epy.name} again, or delete {py.name})", file=sys.stderr)
         loader = EpyLoader(fullname, str(epy))
         return importlib.util.spec_from_file_location(
             fullname, str(epy), loader=loader,
             submodule_search_locations=[str(package)] if package is not None else None)
+
+
+_BINDS = ("import eventpy.runtime.lang as __eventpy__", '__import__("eventpy.runtime.lang"')
+_MARK = re.compile(r'__eventpy__\.generated_for\((\d+), "([^"]*)"\)|\)\.generated_for\((\d+), "([^"]*)"\)')
+
+
+def _other_eventpyc(py: Path) -> str | None:
+    """Whether the .py beside a .epy was written by an eventpyc whose code calls another interface
+    of the runtime than this one's (runtime/_generated.py): what wrote it ("an eventpyc older
+    than the runtime's interface mark" for eventpy 0.1.0's, which wrote none), or None. Such a
+    file may still run, or fail inside the runtime; its .epy is imported instead, as for a .py
+    older than its .epy. A .py of plain Python (a .epy without constructs) binds no runtime."""
+    try:
+        text = py.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not any(b in text for b in _BINDS):
+        return None
+    mark = _MARK.search(text)
+    if mark is None:
+        return "an eventpyc older than this runtime (eventpy 0.1.0's, before the interface mark)"
+    interface, version = (mark.group(1), mark.group(2)) if mark.group(1) else (mark.group(3), mark.group(4))
+    if int(interface) == GENERATED_INTERFACE:
+        return None
+    return f"eventpyc {version} (for the runtime's interface {interface}; this one's is {GENERATED_INTERFACE})"
 
 
 def install() -> None:

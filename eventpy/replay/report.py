@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .._version import __version__
 from .columns import COLUMN_DOCS, RATE_UNITS, columns_section  # noqa: F401  (columns_section: re-exported)
 from .config import Config, mode_label
 
@@ -212,8 +213,9 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
              + "); "
              f"link delay {config.link_delay * 1000:g} ms. Spark master `{master}`; "
              f"{len(rows)} grid points in {wall:.0f} s.", "",
-             f"Command: `{command}`. Data: `metrics.parquet` (one row per grid point), `brokers.parquet`, "
-             "`deliveries/`, `truth/`, `traces/`.", ""]
+             f"Command: `{command}`, eventpy {__version__} (the traces a seed draws may change from one "
+             "version to another: compare runs of one version). Data: `metrics.parquet` (one row per grid "
+             "point), `brokers.parquet`, `deliveries/`, `truth/`, `traces/`.", ""]
     lines += columns_section(config)
     lines += ["## Against update rate", "", f"{top} subscribers.", ""]
     lines += _table([r for r in avg if r["subscribers"] == top], TABLE_COLUMNS)

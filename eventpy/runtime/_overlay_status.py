@@ -36,7 +36,7 @@ def show_status(run_dir: Path) -> int:
         return 1
     table = Table(title=f"overlay in {run_dir}")
     for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",
-                "msgs/s now", "msgs/s avg"):
+                "msgs/s now", "msgs/s avg", "protocol"):
         table.add_column(col)
     dead: list[str] = []
     hung: list[tuple[str, float]] = []
@@ -61,11 +61,12 @@ def show_status(run_dir: Path) -> int:
         state = "no" if not alive else f"hung? ({stale:.0f}s)" if stale else "yes"
         table.add_row(name, f"{s['host']}:{s['port']}", str(s["pid"]), state, links, str(subs),
                       str(stats.get("received", 0)), str(stats.get("sent", 0)),
-                      "—" if now is None else f"{now:.1f}", f"{average:.1f}")
+                      "—" if now is None else f"{now:.1f}", f"{average:.1f}", _version(s))
     Console(width=140).print(table)
     for line in type_lines(states, serving) + refused_lines(run_dir, states):
         print(line)
     _advise(run_dir, dead, states)
+    _links_down(states, dead)
     for name, seconds in hung:
         print(f"broker {name} (pid {states[name]['pid']}) runs but has not written its status for {seconds:.0f}s "
               f"(it does every second): stopped (SIGSTOP, a debugger) or stuck; its links and rates above are "
@@ -88,6 +89,25 @@ def _silent_for(status_file: Path) -> float:
     except OSError:
         return 0.0
     return age if age > SILENT else 0.0
+
+
+def _version(status: dict) -> str:
+    """The wire protocol and eventpy version a broker runs, as `4 (0.2.0)` (an upgrade mixes them);
+    a broker of eventpy 0.1.0 wrote neither in its status file."""
+    if "protocol" not in status:
+        return "?"
+    return f"{status['protocol']} ({status.get('version', '?')})"
+
+
+def _links_down(states: dict, dead: list[str]) -> None:
+    """The links of the overlay's configuration a running broker does not have, and why when it
+    knows (a neighbor of another protocol version refused it, or cannot be reached): both brokers
+    run, the table shows them alive, and the overlay is cut in two there."""
+    for name, s in sorted(states.items()):
+        if name in dead:
+            continue
+        for neighbor, why in sorted(s.get("down", {}).items()):
+            print(f"broker {name}: its link to {neighbor} is down: {why}")
 
 
 def _advise(run_dir: Path, dead: list[str], states: dict) -> None:

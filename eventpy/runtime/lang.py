@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable
 from ..guards import GuardError, compile_guard
 from ..guards._errors import source_lines
 from ._boundary import callers_mistake, past_wrapper, stays_cut
+from ._generated import generated_for, missing
 from ._lang_class import DECLARED, EventClass, metaclass, take_class_defaults
 from ._lang_objects import _closing, _closing_now, _subscribing_init, _unsubscribe, node
 from ._lang_fields import (NONE_HINT, NOTHING, OWN_DEFAULTS, FieldDeadlock, FifoLock, GuardField, ObservedSet, _state,
@@ -48,7 +49,13 @@ from .client import SchemaRefused
 from .model import EventType
 
 __all__ = ["EventMethod", "EventObject", "FieldDeadlock", "FifoLock", "GuardField", "ObservedSet", "When", "assigning", "last",
-           "metaclass", "node", "release", "released", "subscriptions_of", "when"]  # what generated code reaches as __eventpy__.NAME
+           "generated_for", "metaclass", "node", "release", "released", "subscriptions_of",
+           "when"]  # what generated code reaches as __eventpy__.NAME
+
+
+def __getattr__(name: str) -> Any:
+    """Only for a name this module lacks (PEP 562): generated code of a newer eventpyc."""
+    raise missing(__name__, name)
 
 # -- the guard marker ---------------------------------------------------------------------------
 class When:

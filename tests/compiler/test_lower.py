@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from eventpy.compiler import CompileError, compile_source
+from eventpy.compiler._imports import IMPORT
 from eventpy.compiler._lower import lower
 
 
@@ -51,7 +52,7 @@ def test_event_class_rewrite():
     ''')
     after = src('''
         """doc"""
-        import eventpy.runtime.lang as __eventpy__; import math
+        {IMPORT}; import math
 
         class M(__eventpy__.EventObject):
             def __init__(self, limit: float):
@@ -64,7 +65,7 @@ def test_event_class_rewrite():
                 with __eventpy__.assigning(self, "limit"): self.limit, other = price * 2, 1  # UPD quote: price < self.limit
                 with __eventpy__.assigning(self, "limit"): self.limit -= 1; print(self.limit)  # UPD quote: price < self.limit
     ''')
-    assert compile_source(before, "m.epy") == after
+    assert compile_source(before, "m.epy") == after.replace("{IMPORT}", IMPORT)  # with the interface mark
 
 
 def test_local_release_last_and_event_without_guard():
@@ -78,7 +79,7 @@ def test_local_release_last_and_event_without_guard():
                     release self.probe
     ''')
     after = src('''
-        import eventpy.runtime.lang as __eventpy__
+        {IMPORT}
         class T(__eventpy__.EventObject, locals=('probe',)):
             probe: float = 0.0
 
@@ -87,7 +88,7 @@ def test_local_release_last_and_event_without_guard():
                 if abs(self.probe - __eventpy__.last(self, "probe")) > 2:
                     __eventpy__.release(self, "probe")
     ''')
-    assert compile_source("\n" + before, "t.epy") == after
+    assert compile_source("\n" + before, "t.epy") == after.replace("{IMPORT}", IMPORT)
 
 
 def test_multiline_guard_keeps_every_line():
@@ -143,14 +144,14 @@ def test_code_outside_rewritten_classes_keeps_its_bytes():
     ''')
     out = compile_source(before, "a.epy")
     assert "except ValueError :" in out  # outside the event class: byte for byte
-    assert out.splitlines()[0] == "import eventpy.runtime.lang as __eventpy__; import os"
+    assert out.splitlines()[0] == f"{IMPORT}; import os"
     assert len(out.splitlines()) == len(before.splitlines())
 
 
 def test_the_import_after_a_docstring_with_non_ascii_text_keeps_the_lines():
     before = '"""Café."""\nclass A:\n    event def e(self, x: int):\n        pass\n'
     out = compile_source(before, "a.epy")
-    assert out.splitlines()[0] == '"""Café."""; import eventpy.runtime.lang as __eventpy__'
+    assert out.splitlines()[0] == f'"""Café."""; {IMPORT}'
     assert len(out.splitlines()) == len(before.splitlines())
 
 

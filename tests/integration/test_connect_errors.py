@@ -70,7 +70,8 @@ def test_a_broker_of_another_protocol_version_says_which(impostor):
     with pytest.raises(ConnectionError) as e:
         eventpy.connect(f"tcp://127.0.0.1:{port}")
     assert str(e.value) == (f"cannot attach to tcp://127.0.0.1:{port}: the peer speaks EventPy protocol "
-                            f"version {PROTOCOL + 1}; this one speaks {PROTOCOL}")
+                            f"version {PROTOCOL + 1}; this one speaks {PROTOCOL} (eventpy {eventpy.__version__}): "
+                            "run the client and the brokers with one eventpy version")
 
 
 def test_a_mode_other_than_the_overlays_is_refused_naming_the_overlays(broker_server):

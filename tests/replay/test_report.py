@@ -221,3 +221,16 @@ def test_rate_0_is_not_called_the_same_work_when_the_trace_still_updates():
     assert "still makes updates there" in _rate_0_note(averaged(rows), 10)
     calm = [dict(r, updates=0) if r["update_rate"] == 0 else r for r in rows]
     assert _rate_0_note(averaged(calm), 10).startswith("At 0 updates/s both modes do the same work")
+
+
+def test_the_report_names_the_eventpy_version_that_made_it(tmp_path):
+    """A seed's traces changed between versions (5d204a9: a random stream per part), and a saved
+    output directory said nothing of the version that wrote it: two reports of one config and
+    seed could differ with nothing to tell why."""
+    import eventpy
+    from eventpy.replay.report import write_report
+
+    rows = [dict(row(0, m), point=m, trace="t", workload="at") for m in ("parametric", "resub")]
+    text = write_report(config(), rows, tmp_path, command="x", master="local", wall=0.0).read_text()
+    assert (f"Command: `x`, eventpy {eventpy.__version__} (the traces a seed draws may change from one version "
+            "to another: compare runs of one version).") in text

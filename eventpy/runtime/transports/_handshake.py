@@ -12,6 +12,7 @@ import os
 import secrets
 from typing import Any
 
+from ..._version import __version__
 from ..messages import Auth, Bye, Hello
 from ..wire import FrameDecoder, WireError, encode
 
@@ -22,7 +23,37 @@ _READ = 65536
 
 
 class ProtocolMismatch(WireError):
-    """The peer's HELLO is of another protocol version."""
+    """The peer's HELLO is of another protocol version: `node`, `role` ("client" or "broker") and
+    `version` are the peer's."""
+
+    def __init__(self, node: str, role: str, version: object) -> None:
+        super().__init__(f"the peer speaks EventPy protocol version {version!r}; this one speaks {PROTOCOL}")
+        self.node, self.role, self.version = node, role, version
+
+
+class ClosedBeforeHello(ConnectionError):
+    """The peer closed the connection before its HELLO came. An EventPy broker before the
+    version refusal (eventpy 0.1.0 of protocols 1 to 4) did so to a peer of another protocol
+    version, and one of any version does so when it cannot finish a handshake in time or stops."""
+
+
+def refusal(me: str, peer: str, peer_role: str, peer_version: object) -> str:
+    """What a broker answers (BYE) to a HELLO of another protocol version: both versions, and
+    what the operator or the user does about it. Old and new peers alike show a BYE's reason."""
+    mine = f"broker {me} speaks EventPy protocol {PROTOCOL} (eventpy {__version__})"
+    theirs = f"{peer_role} {peer} speaks protocol {peer_version!r}"
+    # by protocol, not by version number: eventpy 0.1.0 spoke protocols 1 to 4 (`eventpy --version`
+    # names both)
+    if peer_role == "broker":
+        todo = ("the brokers of one overlay must speak one protocol: run the same eventpy on all of them "
+                "(README: Upgrading); this link stays down until then")
+    elif isinstance(peer_version, int) and peer_version < PROTOCOL:
+        todo = (f"upgrade eventpy where the client runs (pip install -U) to one of protocol {PROTOCOL}, "
+                "as `eventpy --version` says")
+    else:
+        todo = (f"upgrade the overlay's brokers to the client's eventpy, or run the client with one of "
+                f"protocol {PROTOCOL}, as `eventpy --version` says")
+    return f"{mine}; {theirs}: {todo}"
 
 
 class Refusal(WireError):
@@ -113,14 +144,16 @@ async def _hello(reader: asyncio.StreamReader, decoder: FrameDecoder,
     asyncio.TimeoutError if it is not complete within `timeout` seconds."""
     deadline = _deadline(timeout)
     early = Early()
-    while not early:
-        await _read_more(reader, decoder, early, _left(deadline), "closed before HELLO")
+    try:
+        while not early:
+            await _read_more(reader, decoder, early, _left(deadline), "closed before HELLO")
+    except ConnectionError:
+        raise ClosedBeforeHello("it closed the connection before sending its HELLO") from None
     first = early.pop(0)
     if isinstance(first, Bye):
         raise Refusal(first.reason)
     if not isinstance(first, Hello):
         raise WireError(f"a connection must open with a HELLO of protocol version {PROTOCOL}")
     if first.version != PROTOCOL:
-        raise ProtocolMismatch(f"the peer speaks EventPy protocol version {first.version!r}; "
-                               f"this one speaks {PROTOCOL}")
+        raise ProtocolMismatch(first.node, first.role, first.version)
     return first, early

@@ -21,11 +21,13 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
+from ..._version import __version__
 from ..broker import Broker
 from ..messages import Bye, Hello, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
 from ._backoff import Backoff
-from ._handshake import PROTOCOL, _READ, Early, _hello, authenticate, secret_from_env
+from ._handshake import (PROTOCOL, _READ, ClosedBeforeHello, Early, ProtocolMismatch, _hello, authenticate,
+                         refusal, secret_from_env)
 
 log = logging.getLogger("eventpy.tcp")
 
@@ -125,6 +127,8 @@ class BrokerServer:
         self._stop = asyncio.Event()
         self._stop_reason = ""
         self._conns: set[asyncio.Task] = set()  # the handlers of accepted connections
+        self._refused: set[tuple[str, Any]] = set()  # (peer, protocol) refused for its version: logged once
+        self.link_down: dict[str, str] = {}  # neighbor -> why its link is down, when known (status)
 
     def shutdown(self, reason: str) -> None:
         """Stop serving (on the loop's thread: a signal handler of the loop): `run` closes every
@@ -211,6 +215,19 @@ class BrokerServer:
         decoder = FrameDecoder(self.max_frame)
         try:  # one deadline for all the reads: a slow-loris held its connection, and a descriptor, for ever
             hello, early = await _hello(reader, decoder, self.handshake_timeout)
+        except ProtocolMismatch as e:  # said to the peer too, which would otherwise see a closed link
+            why = refusal(self.broker.name, e.node, e.role, e.version)
+            # once per peer and version: a broker of another version re-dials every 5 s for ever
+            level = logging.DEBUG if (e.node, e.version) in self._refused else logging.WARNING
+            if len(self._refused) >= 1024:  # peers that make up names cannot grow it without bound
+                self._refused.clear()
+            self._refused.add((e.node, e.version))
+            if e.node in self.neighbors:
+                self.link_down[e.node] = why
+            log.log(level, "%s: refused %s %r from %s: %s", self.broker.name, e.role, e.node, _peer(writer), why)
+            writer.write(encode(Bye(why)))
+            writer.close()
+            return
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
             timed_out = isinstance(e, asyncio.TimeoutError)
             why = f"no complete HELLO within {self.handshake_timeout:g} s" if timed_out else e
@@ -240,12 +257,14 @@ class BrokerServer:
     async def _dial(self, name: str, host: str, port: int) -> None:
         backoff = Backoff()  # re-dial a neighbor that went away; reset once a link stayed up
         unreachable = ""  # why the neighbor cannot be reached, once said (until it changes)
+        refused = ""  # why the neighbor last refused the link, once said (until it changes)
         while True:
             why = None
             try:
                 try:
                     reader, writer = await asyncio.open_connection(host, port)
                 except OSError as e:  # said once an outage (the wait grows to seconds meanwhile)
+                    self.link_down[name] = f"cannot reach it at {host}:{port}: {os.strerror(e.errno) if e.errno else e}"
                     if str(e) != unreachable:
                         unreachable = str(e)
                         log.warning("%s: cannot reach neighbor %s at %s:%d: %s; retrying", self.broker.name,
@@ -255,7 +274,14 @@ class BrokerServer:
                 writer.write(encode(Hello(self.broker.name, "broker", PROTOCOL, self.broker.mode,
                                           self.secret is not None)))
                 decoder = FrameDecoder(self.max_frame)
-                hello, early = await _hello(reader, decoder)
+                try:
+                    hello, early = await _hello(reader, decoder)
+                except ProtocolMismatch as e:  # a broker of another version that answered
+                    writer.write(encode(Bye(refusal(self.broker.name, e.node, "broker", e.version))))
+                    raise
+                except ClosedBeforeHello as e:  # e.g. an older broker refusing our version
+                    raise WireError(f"{e}: a broker of another EventPy protocol version does so (this one "
+                                    f"speaks {PROTOCOL}, eventpy {__version__}; see its log)") from None
                 await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
                 backoff.connected()
                 await self._serve(hello.node, "broker", reader, writer, decoder, early)
@@ -266,9 +292,14 @@ class BrokerServer:
             except (ConnectionError, OSError, asyncio.TimeoutError):
                 backoff.lost()
             delay, escalated = backoff.next()
-            if why is not None:  # said as the wait grows, not at every attempt
-                log.log(logging.WARNING if escalated else logging.DEBUG,
+            if why is not None:
+                self.link_down[name] = str(why)
+            if why is not None:  # said as the wait grows, and when the reason changes, not at every attempt
+                # (a neighbor restarted on another version after an outage finds the wait at its cap:
+                # by the growth alone, its refusal was never said)
+                log.log(logging.WARNING if escalated or str(why) != refused else logging.DEBUG,
                         "%s: link to %s refused: %s (again in %.2g s)", self.broker.name, name, why, delay)
+                refused = str(why)
             await asyncio.sleep(delay)
 
     async def _serve(self, link: str, role: str, reader: asyncio.StreamReader,
@@ -278,6 +309,7 @@ class BrokerServer:
             writer.close()
             return
         out = self.links[link] = _Link(writer, self.max_pending, self.stall)
+        self.link_down.pop(link, None)
         self.roles[link] = role
         log.info("%s: %s %r attached from %s", self.broker.name, role, link, _peer(writer))
         ended = "the connection closed"  # why the link ended, for the log
@@ -392,7 +424,9 @@ class BrokerServer:
         d = self.broker.describe()
         d.update(pid=os.getpid(), host=self.host, port=self.port, uptime=time.time() - self.started,
                  connected={k: self.roles[k] for k in sorted(self.links)},
-                 ready=all(n in self.links for n in self.neighbors))
+                 ready=all(n in self.links for n in self.neighbors), version=__version__, protocol=PROTOCOL,
+                 down={n: self.link_down.get(n, "not connected") for n in sorted(self.neighbors)
+                       if n not in self.links})
         return d
 
     async def _timer_loop(self) -> None:

@@ -16,12 +16,14 @@ import os
 import threading
 import time
 
+from ..._version import __version__
 from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
 from ..messages import Hello, Upd
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
 from ._backoff import Backoff
-from ._handshake import PROTOCOL, _READ, ProtocolMismatch, Refusal, _hello, authenticate, secret_from_env
+from ._handshake import (PROTOCOL, _READ, ClosedBeforeHello, ProtocolMismatch, Refusal, _hello, authenticate,
+                         secret_from_env)
 
 log = logging.getLogger("eventpy.tcp")
 
@@ -119,9 +121,15 @@ class TcpOverlay:
         """The broker's HELLO; a peer that answers anything else, or nothing, is not one."""
         try:
             return await _hello(reader, decoder, HELLO_TIMEOUT)
-        except ProtocolMismatch as e:
+        except ProtocolMismatch as e:  # a broker that did not refuse us first (none does, today)
             writer.close()
-            raise AttachError(str(e)) from None
+            raise AttachError(f"{e} (eventpy {__version__}): run the client and the brokers with one "
+                              "eventpy version") from None
+        except ClosedBeforeHello as e:
+            writer.close()
+            raise AttachError(f"{e} (an older EventPy broker does so to a client of another protocol "
+                              f"version: this client speaks {PROTOCOL}, eventpy {__version__}; the broker's log "
+                              "says which it speaks)") from None
         except Refusal as e:
             writer.close()
             raise AttachError(f"the broker refused it: {e}") from None
@@ -175,6 +183,7 @@ class TcpOverlay:
             # said when the wait grows, not at every attempt: a broker that fails each session at
             # once (a bad frame after its HELLO) would fill the log at the cap's pace for ever
             said = None  # a refusal is logged once (and again if its reason changes), not every retry
+            refusing = False  # the last attempt reached a broker that refused (not: no broker there)
             loud = False
             while True:
                 delay, escalated = backoff.next()
@@ -182,17 +191,20 @@ class TcpOverlay:
                     loud = loud or escalated
                     log.log(logging.WARNING if escalated else logging.DEBUG,
                             "node %s: %s; reconnecting in %.2g s", node.link,
-                            why or f"still no broker at {where}", delay)
+                            why or (f"{where} still refuses it" if refusing else f"still no broker at {where}"),
+                            delay)
                     why = None
                 await asyncio.sleep(delay)
                 try:
                     conn = await self._connect(node.link)
                     break
                 except (AttachError, WireError) as e:  # it answered and refused (a secret, a name, a version)
+                    refusing = True
                     if str(e) != said:
                         said = str(e)
                         log.warning("node %s: %s refuses to take it back: %s; retrying", node.link, where, e)
                 except (ConnectionError, OSError, asyncio.TimeoutError):
+                    refusing = False
                     continue
             self._lost_at.pop(node.link, None)
             node.resync()
