@@ -48,6 +48,32 @@ def evolving_bound(tree: Any, attrs: Sequence[str], timed: bool = True) -> tuple
     return None
 
 
+def implied_bounds(tree: Any, attrs: Sequence[str]) -> list[tuple[str, str, Any]]:
+    """The bounds a predicate puts on single attributes, for the matcher and the summaries to
+    narrow by (never for the exact check, which stays the tree's): `evolving_bound`'s one, or for
+    a distance `math.hypot(a - E, b - F, ...) < W` (or <=, or flipped: the circle a location
+    service writes) one "near" bound per argument of the shape `a - E`, as |a - E| <= hypot(...)
+    (a floating-point hypot is never below its largest argument). Without them a circle left
+    both coordinates open: every event of the type reached every broker with a subscriber."""
+    one = evolving_bound(tree, attrs, timed=False)
+    if one is not None:
+        return [one]
+    if not isinstance(tree, (tuple, list)) or len(tree) != 3 or tree[0] not in ORDER_FLIP:
+        return []
+    op, left, right = tree
+    if op in (">", ">="):  # W > hypot(...): as hypot(...) < W
+        op, left, right = ORDER_FLIP[op], right, left
+    if op not in ("<", "<=") or reads(right, "a") or not (
+            isinstance(left, (tuple, list)) and len(left) >= 3 and left[:2] == ("f", "math.hypot")):
+        return []
+    found = []
+    for arg in left[2:]:
+        near = _near(("f", "abs", arg), timed=False)
+        if near is not None:
+            found.append((attrs[near[0]], "near" + op, (near[1], right)))
+    return found
+
+
 def time_switch(tree: Any) -> tuple[str, Any, Any] | None:
     """(op, L, R) for a predicate over no attribute that reads the publication time, such as
     `elapsed() < ttl` (a subscription that expires); else None."""
