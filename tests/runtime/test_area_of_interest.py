@@ -65,6 +65,11 @@ CIRCLES = {
     "flipped": ("view >= math.hypot(py - y, x - px)", lambda x, y, p, t: p["view"] >= math.hypot(p["py"] - y, x - p["px"])),
     "moving": ("math.hypot(x - (px + 2.0 * elapsed()), y - py) <= view",
                lambda x, y, p, t: math.hypot(x - (p["px"] + 2.0 * t), y - p["py"]) <= p["view"]),
+    # the box as the larger of two distances, and a distance in other units on each axis
+    "chebyshev": ("max(abs(x - px), abs(py - y)) < view",
+                  lambda x, y, p, t: max(abs(x - p["px"]), abs(p["py"] - y)) < p["view"]),
+    "units": ("math.hypot((x - px) * 2.0, (y - py) / 0.5) < view",
+              lambda x, y, p, t: math.hypot((x - p["px"]) * 2.0, (y - p["py"]) / 0.5) < p["view"]),
 }
 
 
