@@ -133,7 +133,7 @@ class AttributeSummary:
             if not entries:  # the link's last entry: its aggregate goes now, not at the next read
                 self._forget(link)  # (a broker nothing upstream reads kept every such link)
             else:
-                self._dirty.add(link)  # the aggregate may shrink: recomputed over the link's entries
+                self._dirty.add(link)  # the aggregate may shrink: read off the link's counts at the next read
         else:
             if was is not None:
                 if not self._replace_in_place(link, was, flt):
