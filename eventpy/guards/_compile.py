@@ -413,6 +413,9 @@ def compile_guard(
     return build_plan(text, etype, conjs, params, mode)
 
 
+# the brokers narrow a distance written with hypot to the square around its centre (_hull.implied_bounds)
+_DISTANCE = (": for the distance between (x, y) and (px, py), write math.hypot(x - px, y - py), which brokers "
+             "narrow to the events near (px, py)")
 _CONVERSION = (": numbers compare across int and float as in Python; to cut off the fraction, math.floor "
                "(or math.ceil below zero)")
 _STR_METHODS = frozenset(m for m in dir(str) if not m.startswith("_"))
@@ -421,7 +424,14 @@ _INSTEAD = {
     "int": _CONVERSION,
     "float": _CONVERSION,
     "len": ": keep the length in a field, or test it in the body",
+    "math.dist": _DISTANCE,
+    "pow": ": powers are not part of a guard (write x * x; " + _DISTANCE[2:] + ")",
+    "math.pow": ": powers are not part of a guard (write x * x; " + _DISTANCE[2:] + ")",
 }
+# trigonometry (a latitude's cosine, a bearing): computed by the subscriber, not by every broker
+for _f in ("math.cos", "math.sin", "math.tan", "math.atan2", "math.radians", "math.degrees"):
+    _INSTEAD[_f] = (": compute it in a field the object keeps up to date (self.coslat = math.cos(...)), "
+                    "and compare with it (abs(lon - self.lon) <= self.r / self.coslat)")
 
 
 def _instead(func: str) -> str:

@@ -48,6 +48,52 @@ def evolving_bound(tree: Any, attrs: Sequence[str], timed: bool = True) -> tuple
     return None
 
 
+def implied_bounds(tree: Any, attrs: Sequence[str]) -> list[tuple[str, str, Any]]:
+    """The bounds a predicate puts on single attributes, for the matcher and the summaries to
+    narrow by (never for the exact check, which stays the tree's): `evolving_bound`'s one, or for
+    a distance `math.hypot(a - E, b - F, ...) < W` (or <=, or flipped: the circle a location
+    service writes) one "near" bound per argument of the shape `a - E` (or `k * (a - E)`, `(a -
+    E) / k` with k a constant: a unit), as |a - E| <= hypot(...) (a floating-point hypot is never
+    below its largest argument), and for `max(A, B, ...) < W` (a box written as the larger of
+    two distances) the bounds of each `A < W`. Without them such a guard left its coordinates
+    open: every event of the type reached every broker with a subscriber."""
+    one = evolving_bound(tree, attrs, timed=False)
+    if one is not None:
+        return [one]
+    if not isinstance(tree, (tuple, list)) or len(tree) != 3 or tree[0] not in ORDER_FLIP:
+        return []
+    op, left, right = tree
+    if op in (">", ">="):  # W > hypot(...): as hypot(...) < W
+        op, left, right = ORDER_FLIP[op], right, left
+    if op not in ("<", "<=") or reads(right, "a") or not (
+            isinstance(left, (tuple, list)) and len(left) >= 3 and left[0] == "f"):
+        return []
+    found = []
+    if left[1] == "max":
+        for arg in left[2:]:
+            found.extend(implied_bounds((op, arg, right), attrs))
+    elif left[1] == "math.hypot":
+        for arg in left[2:]:
+            scale = 1.0
+            if isinstance(arg, (tuple, list)) and len(arg) == 3 and arg[0] in ("*", "/"):
+                k = arg[2] if _is_constant(arg[2]) else arg[1] if arg[0] == "*" and _is_constant(arg[1]) else None
+                if k is None:
+                    continue
+                scale = abs(k[1]) if arg[0] == "*" else 1 / abs(k[1])
+                arg = arg[1] if k is arg[2] else arg[2]
+            near = _near(("f", "abs", arg), timed=False)
+            if near is not None and 0 < scale < math.inf:
+                w = right if scale == 1.0 else ("/", right, ("c", scale))
+                found.append((attrs[near[0]], "near" + op, (near[1], w)))
+    return found
+
+
+def _is_constant(t: Any) -> bool:
+    """A number in the tree (("c", v)), finite and not 0: a scale a distance can be divided by."""
+    return (isinstance(t, (tuple, list)) and len(t) == 2 and t[0] == "c" and type(t[1]) in (int, float)
+            and 0 < abs(t[1]) < math.inf)
+
+
 def time_switch(tree: Any) -> tuple[str, Any, Any] | None:
     """(op, L, R) for a predicate over no attribute that reads the publication time, such as
     `elapsed() < ttl` (a subscription that expires); else None."""

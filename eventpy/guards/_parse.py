@@ -141,6 +141,10 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
         opened = _opened(before)
         if before[opened:opened + 1] != "(":  # a comma outside any parenthesis
             return "; a guard is one condition: combine conditions with and / or"
+        if re.search(r"\bdist\s*\($", before[:opened]):  # math.dist((x, y), (px, py)): points are tuples
+            return ("; math.dist takes points, and tuples are not part of a guard: for the distance between "
+                    "(x, y) and (px, py), write math.hypot(x - px, y - py), which brokers narrow to the "
+                    "events near (px, py)")
         if not _CALLED.search(before[:opened]):  # `(a, b)`: not a call's arguments
             return "; tuples are not part of a guard: compare each element (x == 1 and y == 2)"
     if tok == "(" and _AFTER_FIELD.search(before):
@@ -151,7 +155,8 @@ def _hint(text: str, line: int, column: int, tok: str) -> str:
     if tok == ":" and src[column:column + 1] == "=":  # `(x := v)`: Python's assignment expression
         return "; `:=` assigns, and a guard assigns nothing: compare with ==, or set the field in the method's body"
     if tok == "*" and "*" in (src[column - 2:column - 1], src[column:column + 1]):  # the second of **
-        return "; powers are not part of a guard (write x * x)"
+        return ("; powers are not part of a guard (write x * x; for a distance, math.hypot(x - px, y - py) < r, "
+                "which brokers narrow to the events near (px, py), where a sum of squares reaches every broker)")
     if tok == "/" and "/" in (src[column - 2:column - 1], src[column:column + 1]):  # //
         return _HINTS["%"]
     return _HINTS.get(tok, "")

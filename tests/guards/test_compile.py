@@ -324,7 +324,7 @@ def test_type_error_position_and_rendering():
 
 def test_non_whitelisted_call_lists_the_allowed_functions():
     for text, func in [("open('x') == 1", "open"), ("os.system('x') > 1", "os.system"),
-                       ("eval('1') > 0", "eval"), ("math.pow(price, 2) > 1", "math.pow"),
+                       ("eval('1') > 0", "eval"),
                        ("__import__('os') == 1", "__import__")]:
         e = err(text)
         assert e.message == (f"guard calls {func}(); only abs, min, max, round, math.sqrt, math.hypot, "
@@ -349,6 +349,16 @@ _ONLY = "only abs, min, max, round, math.sqrt, math.hypot, math.floor, math.ceil
                                  "(==, != or in {...}); keep what the method computes in a field, or test it in "
                                  "the body"),
         ("len(firm) > 2", f"guard calls len(); {_ONLY}: keep the length in a field, or test it in the body"),
+        # a location service's distances and bearings: the advice names the shape brokers narrow
+        ("math.dist(price, vol) < 3", f"guard calls math.dist(); {_ONLY}: for the distance between (x, y) and "
+                                      "(px, py), write math.hypot(x - px, y - py), which brokers narrow to the "
+                                      "events near (px, py)"),
+        ("math.pow(price, 2) > 1", f"guard calls math.pow(); {_ONLY}: powers are not part of a guard (write "
+                                   "x * x; for the distance between (x, y) and (px, py), write math.hypot(x - px, "
+                                   "y - py), which brokers narrow to the events near (px, py))"),
+        ("abs(price - 1) * math.cos(vol) < 3", f"guard calls math.cos(); {_ONLY}: compute it in a field the object "
+                                               "keeps up to date (self.coslat = math.cos(...)), and compare with it "
+                                               "(abs(lon - self.lon) <= self.r / self.coslat)"),
     ],
 )
 def test_python_calls_a_programmer_tries_say_what_to_write_instead(text, message):

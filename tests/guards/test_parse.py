@@ -283,7 +283,13 @@ def test_positions_point_at_the_source(tokens, seps, ops):
         ("price < 3 and\n   vol >", 2, 9, "the guard ends too early"),
         ("x = 3", 1, 3, "unexpected character '=' in guard; to compare, write == (a guard assigns nothing)"),
         ("x is 3", 1, 3, "unexpected 'is' in guard; compare with == or != (is and is not are not part of a guard)"),
-        ("x ** 2 > 1", 1, 4, "unexpected '*' in guard; powers are not part of a guard (write x * x)"),
+        ("x ** 2 > 1", 1, 4, "unexpected '*' in guard; powers are not part of a guard (write x * x; for a "
+                             "distance, math.hypot(x - px, y - py) < r, which brokers narrow to the events near "
+                             "(px, py), where a sum of squares reaches every broker)"),
+        ("math.dist((x, y), (px, py)) < r", 1, 13, "unexpected ',' in guard; math.dist takes points, and tuples "
+                                                   "are not part of a guard: for the distance between (x, y) and "
+                                                   "(px, py), write math.hypot(x - px, y - py), which brokers "
+                                                   "narrow to the events near (px, py)"),
         ("n % 2 == 0", 1, 3, "unexpected character '%' in guard; the arithmetic of a guard is + - * / (no %, // "
                              "or **)"),
         ("n // 2 == 0", 1, 4, "unexpected '/' in guard; the arithmetic of a guard is + - * / (no %, // or **)"),

@@ -8,7 +8,7 @@ from typing import Any, Hashable
 
 from ...guards import TreeError, compile_predicate, reads_time
 from ...guards._exprs import tree_nodes
-from ...guards._hull import Ranged, evolving_bound, time_switch
+from ...guards._hull import Ranged, implied_bounds, time_switch
 from .._sub_limits import MAX_CONJUNCTIONS, MAX_EXPRESSION_NODES, MAX_VARIABLES
 from ..model import EventType, Interval, SetDelta, ValueSet
 
@@ -167,7 +167,7 @@ def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple
     `text` (the trees' repr) is the key: trees that compare equal may differ (1 and 1.0, 0.0 and
     -0.0), and an int attribute times 1 is exact where times 1.0 rounds."""
     preds = tuple(compile_predicate(t, len(attrs), n_vars) for t in trees)
-    found = [(t, b) for t, b in ((t, evolving_bound(t, attrs, timed=False)) for t in trees) if b]
+    found = [(t, b) for t in trees for b in implied_bounds(t, attrs)]
     bounds = [(a, op, (Ranged(e[0]), Ranged(e[1])) if op.startswith("near") else Ranged(e))
               for _, (a, op, e) in found]
     switches = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2]))) for sw in (time_switch(t) for t in trees) if sw]

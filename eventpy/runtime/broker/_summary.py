@@ -20,6 +20,7 @@ from itertools import count
 from typing import Any, Hashable
 
 from ..matching import PosetMatcher
+from ._link_lub import LinkLub
 from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, filter_lub
 
 Link = Hashable
@@ -94,6 +95,7 @@ class AttributeSummary:
         self.etype = etype
         self.entries: dict[Link, dict[Any, Filter]] = {}  # link -> key -> filter (active only)
         self.aggs: dict[Link, dict[str, Constraint]] = {}  # link -> LUB of its entries
+        self.lubs: dict[Link, LinkLub] = {}  # link -> its entries counted, to read that LUB off
         self.wild: dict[str, set[Link]] = {a: set() for a in etype.attrs}
         self.lo: dict[str, _Heap] = {}  # items (lo, 0 if closed else 1, tick, link)
         self.hi: dict[str, _Heap] = {}  # items (-hi, 0 if closed else 1, tick, link)
@@ -118,14 +120,21 @@ class AttributeSummary:
         client that makes thousands of subscriptions would otherwise pay a pass over all of its
         entries for each one (quadratic; 4,000 subscriptions of one process took 12 s)."""
         entries = self.entries.setdefault(link, {})
+        lub = self.lubs.get(link)
+        if lub is None:
+            lub = self.lubs[link] = LinkLub(self.etype)
+        was = entries.get(key)
+        if was is not None:
+            lub.remove(was)
+        if flt is not None:
+            lub.add(flt)
         if flt is None:
             entries.pop(key, None)
             if not entries:  # the link's last entry: its aggregate goes now, not at the next read
                 self._forget(link)  # (a broker nothing upstream reads kept every such link)
             else:
-                self._dirty.add(link)  # the aggregate may shrink: recomputed over the link's entries
+                self._dirty.add(link)  # the aggregate may shrink: read off the link's counts at the next read
         else:
-            was = entries.get(key)
             if was is not None:
                 if not self._replace_in_place(link, was, flt):
                     self._dirty.add(link)
@@ -163,6 +172,7 @@ class AttributeSummary:
 
     def drop_link(self, link: Link) -> None:
         self.entries.pop(link, None)
+        self.lubs.pop(link, None)
         self._cache.pop(link, None)  # the LUBs cached for it as a neighbor
         self._forget(link)
         self.version += 1
@@ -174,6 +184,7 @@ class AttributeSummary:
         embedded broker) kept every link that ever unsubscribed or left in `_dirty`, and its
         `entries`, for as long as it ran."""
         self.entries.pop(link, None)
+        self.lubs.pop(link, None)
         self._dirty.discard(link)
         self._added.pop(link, None)
         if link in self.aggs:
@@ -198,8 +209,9 @@ class AttributeSummary:
         """Install the link's aggregate (`new`, or the LUB of all its entries) and move the bounds
         and the cached LUBs it changes."""
         entries = self.entries.get(link)
-        if new is _MISSING:
-            new = _aggregate(list(entries.values())) if entries else None
+        if new is _MISSING:  # read off the link's counted entries, not a pass over them (_link_lub)
+            lub = self.lubs.get(link)
+            new = lub.value() if entries and lub is not None else None
         old = self.aggs.get(link)
         if new == old:
             return
@@ -231,10 +243,7 @@ class AttributeSummary:
         agg = self.aggs.get(link)
         several = len(entries) != 1
         before = dict(flt) if several and agg is not None else None
-        if c is None:
-            flt.pop(attr, None)
-        else:
-            flt[attr] = c
+        self.lubs[link].change(flt, attr, c)  # the filter changes in place, and is recounted
         if agg is None or several or (
                 (self._dirty or self._added) and (link in self._dirty or link in self._added)):
             # several entries, none in the aggregate (an empty constraint), or an aggregate
