@@ -86,8 +86,23 @@ class LinkLub:
         """Set `attr` of a counted-in entry's filter to `c` (None: open) and recount it: that
         attribute alone while the entry stays joined (an UPD of one bound, the common case)."""
         if c is not None and not c.is_empty() and not any(x.is_empty() for x in flt.values()):
-            self._count(attr, flt.get(attr), -1)
-            self._count(attr, c, 1)
+            was = flt.get(attr)
+            if (type(c) is ValueSet and type(was) is ValueSet and c.exclude == was.exclude
+                    and not c.is_wildcard() and not was.is_wildcard()):
+                # a set that stays a set of its kind: the members it lost and gained are
+                # recounted, not all of them (a pass over a 50,000-member set at each UPD)
+                counts = self.exc[attr] if c.exclude else self.inc[attr]
+                for v in was.values - c.values:
+                    n = counts[v] - 1
+                    if n:
+                        counts[v] = n
+                    else:
+                        del counts[v]
+                for v in c.values - was.values:
+                    counts[v] += 1
+            else:
+                self._count(attr, was, -1)
+                self._count(attr, c, 1)
             flt[attr] = c
             return
         self.remove(flt)
