@@ -90,6 +90,7 @@ def _aggregate(filters: list[Filter], acc: dict[str, Constraint] | None = None) 
 
 class AttributeSummary:
     name = "attribute"
+    sorts = False  # its summary is one filter
 
     def __init__(self, etype: EventType) -> None:
         self.etype = etype
@@ -408,6 +409,7 @@ class AttributeSummary:
 
 class PosetSummary:
     name = "poset"
+    sorts = True  # its summaries come in order_key order
     version = property(lambda self: self._version)
 
     def __init__(self, etype: EventType) -> None:
@@ -440,7 +442,7 @@ class PosetSummary:
         pass  # the poset is kept up to date at each change
 
     def summary_for(self, neighbor: Link) -> list[dict[str, Constraint]]:
-        return self.poset.summary(skip=lambda key: key[0] == neighbor)
+        return self.poset.summary(skip=lambda key: key[0] == neighbor, ordered=True)
 
 
 SUMMARIES = {"attribute": AttributeSummary, "poset": PosetSummary}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Hashable
 
+from ..matching._poset import order_key
 from ..messages import Sub, Unsub, Upd
 from ..model import ValueSet, set_delta
 from ._late import nothing_of
@@ -44,8 +45,8 @@ class Upstream:
                 continue  # nothing that could change this neighbor's summary happened
             ts.seen[link] = version
             new = ts.summary.summary_for(link)
-            if len(new) > 1:
-                new.sort(key=_order)
+            if len(new) > 1 and not ts.summary.sorts:  # (a poset's summary comes in order_key order)
+                new.sort(key=order_key)
             if self.max_summary is not None and new and _size(new) > self.max_summary:
                 new = [{}]
                 self._stats["summary_widened"] += 1
@@ -102,10 +103,6 @@ def _size(filters: list[dict]) -> int:
                 for v in c.values:
                     n += 4 * len(v) + 5 if type(v) is str else 9
     return n
-
-
-def _order(flt: dict) -> tuple:
-    return (tuple(sorted(flt)), repr(sorted(flt.items())))
 
 
 def _spec_of(filters: list[dict]) -> tuple[tuple, list]:

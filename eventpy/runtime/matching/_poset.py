@@ -23,8 +23,14 @@ from ..model import Constraint, Filter, ValueSet, filter_covers, set_constraint
 from ._base import Key, Matcher
 
 
+def order_key(flt: Filter) -> tuple:
+    """A canonical order of filters (their attributes, then their constraints' text), so that a
+    summary's disjuncts keep their places from one summary to the next whatever the poset's order."""
+    return (tuple(sorted(flt)), repr(sorted(flt.items())))
+
+
 class _Node:
-    __slots__ = ("flt", "canon", "preds", "keys", "parents", "children", "live")
+    __slots__ = ("flt", "canon", "preds", "keys", "parents", "children", "live", "order")
 
     def __init__(self, flt: dict[str, Constraint], index: dict[str, int]) -> None:
         self.keys: dict[Key, None] = {}
@@ -36,6 +42,7 @@ class _Node:
 
     def set_filter(self, flt: dict[str, Constraint], index: dict[str, int]) -> None:
         self.flt = flt
+        self.order: tuple | None = None  # order_key(flt), computed when a summary is sorted
         self.canon = frozenset(flt.items())
         self.preds = tuple((index[a], c) for a, c in flt.items())
 
@@ -306,17 +313,25 @@ class PosetMatcher(Matcher):
     def __len__(self) -> int:
         return len(self._node_of)
 
-    def summary(self, skip: Callable[[Key], bool] | None = None) -> list[dict[str, Constraint]]:
+    def summary(self, skip: Callable[[Key], bool] | None = None, ordered: bool = False) -> list[dict[str, Constraint]]:
         """The disjunction of the roots (000 §3.4). Nodes whose keys are all skipped give way to
         their children: on each path the first kept node is sent, unless a kept node above it on
-        another path covers it already (an ancestor covers its descendants)."""
-        out: dict[frozenset, dict[str, Constraint]] = {}
+        another path covers it already (an ancestor covers its descendants). `ordered`: in
+        `order_key` order, each node's key computed once while its filter stays (a broker sorts
+        the summary it sends at every change: the keys' text was most of a moving fleet's cost)."""
+        out: dict[frozenset, _Node] = {}
         kept: dict[_Node, bool] = {}
 
         def is_kept(n: _Node) -> bool:
             v = kept.get(n)
             if v is None:
-                v = kept[n] = skip is None or not all(skip(k) for k in n.keys)
+                v = skip is None
+                if not v:
+                    for k in n.keys:
+                        if not skip(k):
+                            v = True
+                            break
+                kept[n] = v
             return v
 
         clear: set[_Node] = set()  # nodes known to have no kept ancestor
@@ -331,8 +346,14 @@ class PosetMatcher(Matcher):
             if not is_kept(n):
                 stack.extend(reversed(n.children))
             elif n.canon not in out and not (n.parents and _under_kept(n, is_kept, clear)):
-                out[n.canon] = dict(n.flt)
-        return list(out.values())
+                out[n.canon] = n
+        nodes = list(out.values())
+        if ordered and len(nodes) > 1:
+            for n in nodes:
+                if n.order is None:
+                    n.order = order_key(n.flt)
+            nodes.sort(key=_order_of)
+        return [dict(n.flt) for n in nodes]
 
     # ---- inspection ----------------------------------------------------------------------
 
@@ -361,6 +382,10 @@ class PosetMatcher(Matcher):
                     order.append(c)
         assert len(order) == len(live)
         assert sum(len(n.keys) for n in self._by_canon.values()) == len(self._node_of)
+
+
+def _order_of(n: _Node) -> tuple:
+    return n.order  # type: ignore[return-value]
 
 
 def _under_kept(n: _Node, is_kept: Callable[[_Node], bool], clear: set[_Node]) -> bool:

@@ -13,7 +13,7 @@ import random
 from typing import Any, Iterable
 
 from eventpy.runtime.broker import Broker
-from eventpy.runtime.broker._upstream import _order
+from eventpy.runtime.matching._poset import order_key as _order
 from eventpy.runtime.matching import AdaptiveMatcher, FastIntMatcher, NaiveMatcher, PosetMatcher
 from eventpy.runtime.model import EventType, filter_lub
 

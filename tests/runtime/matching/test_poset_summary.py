@@ -98,3 +98,23 @@ def test_summary_for_a_neighbor_is_minimal_and_covers(ops, neighbor) -> None:
     for i, f in enumerate(kept):
         fresh.add(i, f)
     assert len(got) == len(fresh.summary())
+
+
+def test_an_ordered_summary_is_sorted_and_computes_each_nodes_key_once(monkeypatch) -> None:
+    """A broker sorts the summary it sends at every change; the sort keys (the constraints' text)
+    were most of a moving fleet's cost: each node's key is now computed once while its filter stays."""
+    from eventpy.runtime.matching import _poset
+
+    p = PosetMatcher(Q)
+    for i in range(40):
+        p.add(("c", i), {"firm": ValueSet(frozenset({"abc"[i % 3]}), False),
+                         "price": Interval(float(i), True, i + 0.5, False)})
+    calls = []
+    real = _poset.order_key
+    monkeypatch.setattr(_poset, "order_key", lambda flt: calls.append(1) or real(flt))
+    first = p.summary(skip=lambda key: key[1] == 3, ordered=True)
+    assert first == sorted(p.summary(skip=lambda key: key[1] == 3), key=real)
+    assert len(calls) == 39
+    p.update(("c", 5), "price", Interval(100.0, True, 101.0, True))
+    again = p.summary(skip=lambda key: key[1] == 3, ordered=True)
+    assert again == sorted(again, key=real) and len(calls) == 40  # only the moved node's key
