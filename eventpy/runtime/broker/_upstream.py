@@ -65,8 +65,8 @@ class Upstream:
                     and moving == sent.moving):
                 changes: dict = {}
                 var = 0
-                for f_old, f_new in zip(sent.filters, new):
-                    for attr in sorted(f_new):
+                for f_old, f_new, attrs in zip(sent.filters, new, structure):
+                    for attr in attrs:  # (sorted once, above)
                         c, was = f_new[attr], f_old[attr]
                         if c != was:
                             sent.seqs[var] += 1
