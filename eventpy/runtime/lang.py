@@ -95,6 +95,9 @@ class EventMethod:
         self._checked: set[tuple] = set()  # type combinations of the undeclared fields seen to fit
         params = list(inspect.signature(func).parameters.values())[1:]
         self.signature = inspect.Signature([p.replace(annotation=inspect.Parameter.empty) for p in params])
+        # a call with every attribute by position needs no bind() (40% of a publisher's time)
+        self._positional = (tuple(p.name for p in params)
+                            if all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params) else None)
         self.__doc__ = func.__doc__
         self.__name__ = func.__name__
 
@@ -180,6 +183,9 @@ class EventMethod:
             raise TypeError(f"{self.etype.name}: {owner}.{name}(...) publishes an event and takes no "
                             f"object; to run the body of {owner}.{name} from an override, call "
                             f"super().{name}(...) (without self)")
+        positional = self._positional
+        if not kwargs and positional is not None and len(args) == len(positional):
+            return dict(zip(positional, args))
         names = list(self.signature.parameters)
         unknown = [k for k in kwargs if k not in self.signature.parameters]
         if unknown:  # named first: bind() says only that the attribute it stands for is missing

@@ -404,3 +404,29 @@ def test_a_ttl_field_of_the_wrong_type_names_elapsed_and_the_value():
                                                   "self.ttl (with self.ttl = '10')")):
         ns["Beacon"]("10")
     ns["Beacon"](10).close()  # an int ttl is fine
+
+
+def test_a_publication_with_every_attribute_by_position_skips_signature_binding(monkeypatch):
+    """`Class.m(a, b)` is the publisher's hot path: binding the signature was 40% of its time
+    (location helper's profile). All by position, the attributes are taken as they come; every
+    other call shape still goes through bind() and its messages."""
+    ns = load(MONITOR)
+    m = ns["Monitor"](100.0)
+    ns["Monitor"].quote("IBM", 1.0)  # the first call: its event type advertised
+    eventpy.drain(5.0)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("bind() on a call with every attribute by position")
+
+    monkeypatch.setattr(inspect.Signature, "bind", refuse)
+    ns["Monitor"].quote("IBM", 0.5)
+    eventpy.drain(5.0)
+    monkeypatch.undo()
+    ns["Monitor"].quote(firm="IBM", price=0.25)
+    ns["Monitor"].quote("IBM", price=0.125)
+    eventpy.drain(5.0)
+    assert m.got == [1.0, 0.5, 0.25, 0.125]
+    with pytest.raises(TypeError, match="takes 2 attributes"):
+        ns["Monitor"].quote("IBM", 1.0, 2.0)
+    with pytest.raises(TypeError, match="missing a required argument"):
+        ns["Monitor"].quote("IBM")
