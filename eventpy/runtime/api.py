@@ -435,7 +435,7 @@ def _nodes_of(obj: Any) -> list[Node]:
 def stats() -> dict[str, int]:
     """Counters over every node of this process (and the embedded broker's, prefixed broker_)."""
     total: Counter = Counter({k: 0 for k in ("published", "delivered", "spurious", "sub_sent",
-                                             "unsub_sent", "upd_sent")})
+                                             "unsub_sent", "upd_sent", "callback_errors")})
     with _lock:
         nodes = list(_nodes)
         total.update(_closed_stats)

@@ -271,7 +271,7 @@ class LocalNode:
         # The local filter runs without the node lock (the subscription's variables are replaced
         # by an update, never mutated), so the reading thread is not stalled once per event; the
         # counts reach the core's stats once per batch, before the batch counts as done.
-        delivered = spurious = 0
+        delivered = spurious = failed = 0
         here = _here  # the thread-local of _executor, read once per batch
         running, thread = running_callbacks, threading.get_ident()
         try:
@@ -289,12 +289,15 @@ class LocalNode:
                     try:
                         state.on_event(event)
                     except BaseException as e:  # one failing callback does not drop the rest of the batch
+                        failed += 1
                         callback_failed(e, state.on_event, event)
         finally:
             running.pop(thread, None)
             with self.lock:
                 self.core.stats["delivered"] += delivered
                 self.core.stats["spurious"] += spurious
+                if failed:  # a counter to watch: the tracebacks are only in the log
+                    self.core.stats["callback_errors"] += failed
 
     def send_ack(self, token: tuple) -> None:
         with self.lock:

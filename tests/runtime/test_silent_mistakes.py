@@ -125,3 +125,25 @@ def test_other_eventpy_variables_are_not_taken_for_a_misspelt_broker(monkeypatch
     finally:
         eventpy.shutdown()
     assert _warnings(caplog) == []
+
+
+def test_callbacks_that_raise_are_counted_in_stats(node, caplog):
+    """A callback that raises is logged with its traceback and the next events still come; an
+    operator watching counters (not logs) sees it in stats()['callback_errors']."""
+    got = []
+
+    def flaky(ev):
+        if ev.n % 2:
+            raise ValueError(f"odd {ev.n}")
+        got.append(ev.n)
+
+    assert eventpy.stats()["callback_errors"] == 0
+    node.subscribe(Q, "n >= 0", on_event=flaky)
+    eventpy.drain(5.0)
+    with caplog.at_level(logging.ERROR, logger="eventpy"):
+        for n in range(5):
+            node.publish(Q, firm="a", n=n, price=1.0)
+        eventpy.drain(5.0)
+    assert got == [0, 2, 4]
+    s = eventpy.stats()
+    assert s["callback_errors"] == 2 and s["delivered"] == 5
