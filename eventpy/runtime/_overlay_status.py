@@ -66,12 +66,12 @@ def show_status(run_dir: Path) -> int:
     for line in type_lines(states, serving) + refused_lines(run_dir, states):
         print(line)
     _advise(run_dir, dead, states)
-    _links_down(states, dead)
+    cut = _links_down(states, dead)
     for name, seconds in hung:
         print(f"broker {name} (pid {states[name]['pid']}) runs but has not written its status for {seconds:.0f}s "
               f"(it does every second): stopped (SIGSTOP, a debugger) or stuck; its links and rates above are "
               f"as of then")
-    return NOT_SERVING if dead or hung else 0
+    return NOT_SERVING if dead or hung or cut else 0
 
 
 # the exit status when a broker is not running or not serving, as an init script's `status` says
@@ -99,15 +99,19 @@ def _version(status: dict) -> str:
     return f"{status['protocol']} ({status.get('version', '?')})"
 
 
-def _links_down(states: dict, dead: list[str]) -> None:
+def _links_down(states: dict, dead: list[str]) -> bool:
     """The links of the overlay's configuration a running broker does not have, and why when it
     knows (a neighbor of another protocol version refused it, or cannot be reached): both brokers
-    run, the table shows them alive, and the overlay is cut in two there."""
+    run, the table shows them alive, and the overlay is cut in two there. True if any: the status
+    then exits as for a broker not serving (a health check that tests it learns the overlay is cut)."""
+    cut = False
     for name, s in sorted(states.items()):
         if name in dead:
             continue
         for neighbor, why in sorted(s.get("down", {}).items()):
             print(f"broker {name}: its link to {neighbor} is down: {why}")
+            cut = True
+    return cut
 
 
 def _advise(run_dir: Path, dead: list[str], states: dict) -> None:
