@@ -292,9 +292,8 @@ class BrokerServer:
             except (ConnectionError, OSError, asyncio.TimeoutError):
                 backoff.lost()
             delay, escalated = backoff.next()
-            if why is not None:
-                self.link_down[name] = str(why)
             if why is not None:  # said as the wait grows, and when the reason changes, not at every attempt
+                self.link_down[name] = str(why)
                 # (a neighbor restarted on another version after an outage finds the wait at its cap:
                 # by the growth alone, its refusal was never said)
                 log.log(logging.WARNING if escalated or str(why) != refused else logging.DEBUG,
