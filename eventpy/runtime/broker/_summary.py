@@ -20,8 +20,8 @@ from itertools import count
 from typing import Any, Hashable
 
 from ..matching import PosetMatcher
-from ._link_lub import LinkLub
 from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, filter_lub
+from ._link_lub import LinkLub
 
 Link = Hashable
 _WILD = object()  # an attribute a link's aggregate does not constrain
