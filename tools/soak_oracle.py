@@ -8,8 +8,10 @@ published, delivered exactly once while the brokers between them stay up. The or
 * an event is owed to a subscription when it was published after the subscription's `confirm()`
   returned (in force at every broker), at least DELIVER_WINDOW before the subscription was closed,
   and the guard holds, evaluated in Python with the event's attributes, under *every* parameter
-  version the subscriber had in force during the SETTLE seconds before publication (coverage is
-  owed once a parameter stops changing: a version that might still be on its way counts too);
+  version the subscriber had in force from SETTLE seconds before publication to SETTLE seconds
+  after (coverage is owed once a parameter stops changing: a version that might still be on its
+  way counts too; and the subscriber checks the guard again with the parameters it holds when
+  the event arrives, so a change made just after publication rightly drops it: strictness);
 * an owed event whose path (the publisher's broker to the subscriber's, along the tree) holds a
   broker that was stopped for a restart between one second before it stopped and EXCUSE seconds
   after it was back (links re-dialled, clients reconnected, subscriptions re-sent) may be lost: it
@@ -192,7 +194,7 @@ def check_owed(d: dict) -> dict:
         hi = bisect.bisect_left(times, s.t_close - DELIVER_WINDOW)
         for t, key in by_time[lo:hi]:
             ev = pubs[key]
-            versions = s.in_force(max(s.t_conf, t - SETTLE), t)
+            versions = s.in_force(max(s.t_conf, t - SETTLE), t + SETTLE)
             if not all(GUARDS[s.guard](ev, p) for p in versions):
                 continue
             res["owed"] += 1
