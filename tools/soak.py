@@ -124,7 +124,7 @@ class Soak:
             while rss_kb(pid) is not None and time.monotonic() < deadline:
                 time.sleep(0.05)
         time.sleep(self.a.restart_pause)  # the maintenance: clients and neighbours see it gone
-        out = open(self.out / f"{name}.restart.out", "a")
+        out = open(self.run / f"{name}.log", "ab")  # as `overlay status` says to restart it: >> NAME.log
         proc = subprocess.Popen([EVENTPY, "broker", "--config", str(self.run / "overlay.toml"), "--id", name],
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self.restarted.append(proc)
