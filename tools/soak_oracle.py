@@ -156,6 +156,8 @@ def check_deliveries(d: dict) -> dict:
     res = Counter()
     examples = defaultdict(list)
     lat_by_minute = defaultdict(list)
+    quiet_by_minute = defaultdict(list)  # events published away from any restart (held events arrive late)
+    windows = [(r["t_stop"] - 1.0, r["t_ready"] + EXCUSE) for r in d["restarts"]]
     t0 = min((p["t"] for p in pubs.values()), default=0.0)
     for r in d["deliveries"]:
         s = subs.get(r["sid"])
@@ -169,14 +171,17 @@ def check_deliveries(d: dict) -> dict:
         if s.got[key] == 2:
             res["duplicated"] += 1
             examples["duplicated"].append(r)
-        lat_by_minute[int((ev["t"] - t0) // 60)].append(1000 * (r["tr"] - ev["t"]))
+        minute, ms = int((ev["t"] - t0) // 60), 1000 * (r["tr"] - ev["t"])
+        lat_by_minute[minute].append(ms)
+        if not any(w0 <= ev["t"] <= w1 for w0, w1 in windows):
+            quiet_by_minute[minute].append(ms)
         if r["tr"] > s.t_close_end:
             res["after_close"] += 1
             examples["after_close"].append(r)
         if r["p"] is not None and not GUARDS[s.guard](ev, _params(r["p"])):
             res["strictness"] += 1
             examples["strictness"].append(r)
-    return {"counts": res, "examples": examples, "lat_by_minute": lat_by_minute}
+    return {"counts": res, "examples": examples, "lat_by_minute": lat_by_minute, "quiet_by_minute": quiet_by_minute}
 
 
 def check_owed(d: dict) -> dict:
@@ -244,16 +249,19 @@ def memory(out: Path) -> dict:
     return {"processes": procs, "logs": log_growth, "counters_went_back": counters_back}
 
 
+def by_minute(lists: dict[int, list[float]]) -> list[dict]:
+    return [{"minute": m, "n": len(lists[m]), "p50_ms": round(percentile(lists[m], 0.5), 1),
+             "p99_ms": round(percentile(lists[m], 0.99), 1)} for m in sorted(lists)]
+
+
 def verdict(out: Path) -> dict:
     d = load(out)
     got = check_deliveries(d)
     owed = check_owed(d)
     mem = memory(out)
-    minutes = sorted(got["lat_by_minute"])
-    lat = [{"minute": m, "n": len(got["lat_by_minute"][m]),
-            "p50_ms": round(percentile(got["lat_by_minute"][m], 0.5), 1),
-            "p99_ms": round(percentile(got["lat_by_minute"][m], 0.99), 1)} for m in minutes]
-    full = [x for x in lat if x["n"] >= 20]
+    lat = by_minute(got["lat_by_minute"])
+    quiet = by_minute(got["quiet_by_minute"])
+    full = [x for x in quiet if x["n"] >= 20]  # drift: away from restarts, minutes with enough events
     third = max(1, len(full) // 3)
     counters_ok = all(c["logged"].get(k, 0) == c["node_stats"].get(k, 0)
                       for c in d["counters"] for k in ("published", "delivered"))
@@ -262,7 +270,7 @@ def verdict(out: Path) -> dict:
         "subscriptions": len(d["subs"]), "restarts": len(d["restarts"]),
         **{k: owed["counts"][k] for k in ("owed", "missed", "excused")},
         **{k: got["counts"][k] for k in ("duplicated", "phantom", "after_close", "strictness")},
-        "latency_by_minute": lat,
+        "latency_by_minute": lat, "latency_by_minute_away_from_restarts": quiet,
         "latency_p50_drift_ms": round(percentile([x["p50_ms"] for x in full[-third:]], 0.5)
                                       - percentile([x["p50_ms"] for x in full[:third]], 0.5), 1) if full else None,
         "latency_p99_slope_ms_per_h": round(slope_per_hour([(60 * x["minute"], x["p99_ms"]) for x in full]), 1),
@@ -282,10 +290,12 @@ def summary(v: dict) -> str:
              f"violations {v['strictness']}",
              f"client counters add up: {v['client_counters_add_up']}; broker counters that went back "
              f"within one process: {len(v['broker_counters_went_back'])}",
-             f"latency p50 drift (last third - first third of minutes): {v['latency_p50_drift_ms']} ms; "
+             f"latency p50 drift (last third - first third of minutes, away from restarts): {v['latency_p50_drift_ms']} ms; "
              f"p99 slope {v['latency_p99_slope_ms_per_h']} ms/h",
              "latency by minute (p50/p99 ms): " + ", ".join(
                  f"{x['minute']}:{x['p50_ms']}/{x['p99_ms']}" for x in v["latency_by_minute"]),
+             "  events published away from restarts: " + ", ".join(
+                 f"{x['minute']}:{x['p50_ms']}/{x['p99_ms']}" for x in v["latency_by_minute_away_from_restarts"]),
              "memory (RSS MB first -> last over minutes, slope MB/h after warm-up):"]
     for p in v["memory"]:
         lines.append(f"  {p['kind'][:-1]} {p['name']} pid {p['pid']}: {p['rss_first_mb']} -> "
