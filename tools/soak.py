@@ -54,13 +54,22 @@ def free_block(k: int, first: int) -> int:
 
 
 def rss_kb(pid: int) -> int | None:
+    return proc_status(pid).get("rss_kb")
+
+
+def proc_status(pid: int | None) -> dict:
+    """A process's resident memory (KiB), threads and open file descriptors; {} once it is gone."""
+    out = {}
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+                out["rss_kb"] = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                out["threads"] = int(line.split()[1])
+        out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    except (OSError, ValueError):
+        return out
+    return out
 
 
 def size(path: Path) -> int:
@@ -172,10 +181,10 @@ class Soak:
             pid = broker_pid(self.run, b)
             st = status(self.run, b)
             log = self.run / f"{b}.log"
-            brokers[b] = {"pid": pid, "rss_kb": rss_kb(pid) if pid else None, "stats": st.get("stats", {}),
+            brokers[b] = {"pid": pid, **proc_status(pid), "stats": st.get("stats", {}),
                           "connected": sorted(st.get("connected", {})), "uptime": st.get("uptime"),
                           "log_bytes": size(log)}
-        clients = {n: {"pid": p.pid, "rss_kb": rss_kb(p.pid), "alive": p.poll() is None,
+        clients = {n: {"pid": p.pid, **proc_status(p.pid), "alive": p.poll() is None,
                        "log_bytes": size(self.out / "clients" / f"{n}.jsonl")}
                    for n, p in self.clients.items()}
         self.samples.write(json.dumps({"t": time.time(), "brokers": brokers, "clients": clients}) + "\n")

@@ -218,6 +218,7 @@ def check_owed(d: dict) -> dict:
 def memory(out: Path) -> dict:
     """Per process (a broker's or client's pid): RSS samples, slope in MB per hour."""
     series = defaultdict(list)
+    handles = defaultdict(list)  # (threads, fds) per sample
     logs = defaultdict(list)
     counters_back = []
     last_stats = {}
@@ -226,6 +227,7 @@ def memory(out: Path) -> dict:
             for name, v in s[kind].items():
                 if v.get("rss_kb"):
                     series[(kind, name, v["pid"])].append((s["t"], v["rss_kb"] / 1024))
+                    handles[(kind, name, v["pid"])].append((v.get("threads"), v.get("fds")))
         for name, v in s["brokers"].items():
             if "log_bytes" in v:
                 logs[name].append((s["t"], v["log_bytes"] / 1024))
@@ -243,7 +245,9 @@ def memory(out: Path) -> dict:
         procs.append({"kind": kind, "name": name, "pid": pid, "samples": len(pts),
                       "rss_first_mb": round(pts[0][1], 1), "rss_last_mb": round(pts[-1][1], 1),
                       "minutes": round((pts[-1][0] - pts[0][0]) / 60, 1),
-                      "slope_mb_per_h": round(slope_per_hour(kept), 2)})
+                      "slope_mb_per_h": round(slope_per_hour(kept), 2),
+                      "threads": [handles[(kind, name, pid)][i][0] for i in (1 if len(pts) > 1 else 0, -1)],
+                      "fds": [handles[(kind, name, pid)][i][1] for i in (1 if len(pts) > 1 else 0, -1)]})
     log_growth = {n: {"kb_last": round(p[-1][1], 1), "kb_per_h": round(slope_per_hour(p), 1)}
                   for n, p in logs.items()}
     return {"processes": procs, "logs": log_growth, "counters_went_back": counters_back}
@@ -299,7 +303,8 @@ def summary(v: dict) -> str:
              "memory (RSS MB first -> last over minutes, slope MB/h after warm-up):"]
     for p in v["memory"]:
         lines.append(f"  {p['kind'][:-1]} {p['name']} pid {p['pid']}: {p['rss_first_mb']} -> "
-                     f"{p['rss_last_mb']} over {p['minutes']} min, {p['slope_mb_per_h']} MB/h")
+                     f"{p['rss_last_mb']} over {p['minutes']} min, {p['slope_mb_per_h']} MB/h; threads "
+                     f"{p['threads'][0]} -> {p['threads'][1]}, fds {p['fds'][0]} -> {p['fds'][1]}")
     lines.append("broker logs (KB, KB/h): " + ", ".join(
         f"{n} {g['kb_last']} ({g['kb_per_h']}/h)" for n, g in sorted(v["broker_logs"].items())))
     return "\n".join(lines)
