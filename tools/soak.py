@@ -181,7 +181,7 @@ class Soak:
             pid = broker_pid(self.run, b)
             st = status(self.run, b)
             log = self.run / f"{b}.log"
-            brokers[b] = {"pid": pid, **proc_status(pid), "stats": st.get("stats", {}),
+            brokers[b] = {"pid": pid, **proc_status(pid), "stats": st.get("stats", {}), "types": st.get("types", {}),
                           "connected": sorted(st.get("connected", {})), "uptime": st.get("uptime"),
                           "log_bytes": size(log)}
         clients = {n: {"pid": p.pid, **proc_status(p.pid), "alive": p.poll() is None,

@@ -18,6 +18,7 @@ with wall-clock times (`time.time()`, shared by every process of the machine):
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -59,6 +60,19 @@ class Log:
 def plain(params) -> dict:
     """Parameters as JSON holds them (a set as a sorted list)."""
     return {k: sorted(v) if isinstance(v, (set, frozenset)) else v for k, v in params.items()}
+
+
+class ObjectCount:
+    """Every 30 s, the number of objects the garbage collector tracks in this process: a sharper
+    sign of a leak than the RSS, which the allocator keeps."""
+
+    def __init__(self, log: Log) -> None:
+        self.log, self.next = log, time.time()
+
+    def __call__(self) -> None:
+        if time.time() >= self.next:
+            self.next += 30.0
+            self.log(k="objects", t=time.time(), n=len(gc.get_objects()))
 
 
 def stopping(args) -> bool:
@@ -166,7 +180,9 @@ class Subscriber:
         next_node_churn = time.time() + r.uniform(0.5, 1.5) * a.node_churn
         next_sub_churn = time.time() + r.expovariate(1 / a.sub_churn)
         calm_next = {}
+        count = ObjectCount(self.log)
         while not stopping(a):
+            count()
             now = time.time()
             if now >= next_node_churn:
                 self.node_down()
@@ -217,7 +233,9 @@ class Publisher:
         period = 1.0 / a.rate
         next_at = time.time()
         leave_at = time.time() + r.uniform(0.5, 1.5) * a.node_churn
+        count = ObjectCount(self.log)
         while not stopping(a):
+            count()
             if time.time() >= leave_at:  # leave and come back, maybe at another broker
                 stats = dict(node.stats())
                 node.close()

@@ -119,7 +119,7 @@ def load(out: Path) -> dict:
     cfg = tomllib.loads((out / "run" / "overlay.toml").read_text())
     url_to_broker = {f"tcp://{b['host']}:{b['port']}": n for n, b in cfg["brokers"].items()}
     restarts = [e for e in read_jsonl(out / "events.jsonl") if e.get("k") == "restart"]
-    pubs, subs, deliveries, counters = {}, {}, [], []
+    pubs, subs, deliveries, counters, objects = {}, {}, [], [], {}
     for log in sorted((out / "clients").glob("*.jsonl")):
         broker = None
         name = log.stem
@@ -144,11 +144,16 @@ def load(out: Path) -> dict:
             elif k == "d":
                 deliveries.append(r)
                 logged["delivered"] += 1
+            elif k == "objects":
+                objects.setdefault(name, []).append((r["t"], r["n"]))
             elif k == "nodeclose":
                 stats_sum.update({c: r["stats"].get(c, 0) for c in ("published", "delivered")})
         counters.append({"client": name, "logged": dict(logged), "node_stats": dict(stats_sum)})
     return {"links": cfg["links"], "restarts": restarts, "pubs": pubs, "subs": subs,
-            "deliveries": deliveries, "counters": counters}
+            "deliveries": deliveries, "counters": counters,
+            "objects": {n: {"first": pts[min(1, len(pts) - 1)][1], "last": pts[-1][1],
+                            "per_h": round(slope_per_hour(pts[max(1, int(len(pts) * WARMUP)):]), 1)}
+                        for n, pts in objects.items()}}
 
 
 def check_deliveries(d: dict) -> dict:
@@ -280,7 +285,7 @@ def verdict(out: Path) -> dict:
         "latency_p99_slope_ms_per_h": round(slope_per_hour([(60 * x["minute"], x["p99_ms"]) for x in full]), 1),
         "memory": mem["processes"], "broker_logs": mem["logs"],
         "broker_counters_went_back": mem["counters_went_back"],
-        "client_counters": d["counters"], "client_counters_add_up": counters_ok,
+        "client_objects": d["objects"], "client_counters": d["counters"], "client_counters_add_up": counters_ok,
         "examples": {k: v[:5] for k, v in {**got["examples"], **owed["examples"]}.items()},
     }
     return v
@@ -305,6 +310,8 @@ def summary(v: dict) -> str:
         lines.append(f"  {p['kind'][:-1]} {p['name']} pid {p['pid']}: {p['rss_first_mb']} -> "
                      f"{p['rss_last_mb']} over {p['minutes']} min, {p['slope_mb_per_h']} MB/h; threads "
                      f"{p['threads'][0]} -> {p['threads'][1]}, fds {p['fds'][0]} -> {p['fds'][1]}")
+    lines.append("client objects tracked by the GC (first -> last, per hour): " + ", ".join(
+        f"{n} {o['first']} -> {o['last']} ({o['per_h']}/h)" for n, o in sorted(v["client_objects"].items())))
     lines.append("broker logs (KB, KB/h): " + ", ".join(
         f"{n} {g['kb_last']} ({g['kb_per_h']}/h)" for n, g in sorted(v["broker_logs"].items())))
     return "\n".join(lines)
