@@ -17,7 +17,9 @@ published, delivered exactly once while the brokers between them stay up. The or
   after it was back (links re-dialled, clients reconnected, subscriptions re-sent) may be lost: it
   is counted as `excused`, not missed;
 * every delivery must hold its guard with the parameters the callback saw (strictness), arrive
-  once, be an event some publisher logged, and come before the subscription's close returned.
+  once and be an event some publisher logged; one that comes after the subscription's close()
+  returned is counted apart (`after_close`): close() may return while a callback that had already
+  passed its check starts (docs/concurrency.md).
 """
 
 from __future__ import annotations
@@ -295,7 +297,7 @@ def summary(v: dict) -> str:
     lines = [f"published {v['events_published']}, delivered {v['deliveries']}, subscriptions "
              f"{v['subscriptions']}, broker restarts {v['restarts']}",
              f"owed {v['owed']}: missed {v['missed']}, excused (path down) {v['excused']}; duplicated "
-             f"{v['duplicated']}, phantom {v['phantom']}, after close {v['after_close']}, strictness "
+             f"{v['duplicated']}, phantom {v['phantom']}, after close (documented race) {v['after_close']}, strictness "
              f"violations {v['strictness']}",
              f"client counters add up: {v['client_counters_add_up']}; broker counters that went back "
              f"within one process: {len(v['broker_counters_went_back'])}",
