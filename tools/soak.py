@@ -191,8 +191,8 @@ class Soak:
                    for n, p in self.clients.items()}
         self.samples.write(json.dumps({"t": time.time(), "brokers": brokers, "clients": clients}) + "\n")
         if self.a.verbose:
-            print(time.strftime("%H:%M:%S"), " ".join(f"{b}:{(v['rss_kb'] or 0) // 1024}MB" for b, v in brokers.items()),
-                  " ".join(f"{n}:{(v['rss_kb'] or 0) // 1024}MB" for n, v in clients.items()), flush=True)
+            print(time.strftime("%H:%M:%S"), " ".join(f"{b}:{(v.get('rss_kb') or 0) // 1024}MB" for b, v in brokers.items()),
+                  " ".join(f"{n}:{(v.get('rss_kb') or 0) // 1024}MB" for n, v in clients.items()), flush=True)
 
     def main_loop(self) -> None:
         start = time.monotonic()
