@@ -20,7 +20,7 @@ from ..guards import SUBSCRIBED_AT
 from ._boundary import callers_mistake
 from ._connect_args import _broker_address, _check_connect_args, rum_from_env
 from ._executor import _here
-from . import _exit
+from . import _exit, _late_counts
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain, unreachable
 from ._settler import Settler
 from ._sub_args import checked_subscription, checked_update, param_kinds
@@ -307,9 +307,14 @@ class Node:
         """Unsubscribe every subscription of this node and detach it from the overlay; what it
         queued is still sent. A second call does nothing."""
         with _lock:
-            if self in _nodes:
+            mine = self in _nodes
+            if mine:
                 _nodes.remove(self)
-                _closed_stats.update(self.stats())
+        if mine:  # what it counts after this point still reaches eventpy.stats() (_late_counts)
+            with self._local.lock:
+                counts = _late_counts.take_over(self._local.core)
+            with _lock:
+                _closed_stats.update(counts)
         with self._local.lock:
             if self._local.closed:
                 return
@@ -440,6 +445,7 @@ def stats() -> dict[str, int]:
         nodes = list(_nodes)
         total.update(_closed_stats)
         overlay = _overlay
+    total.update(_late_counts.counted_late())
     for n in nodes:
         total.update(n.stats())
     if overlay is not None:
@@ -462,6 +468,7 @@ def shutdown() -> None:
         remote = list(_remote.values())
         _remote.clear()
         _closed_stats.clear()
+    _late_counts.forget()
     if overlay is not None:
         overlay.stop()
     for r in remote:

@@ -14,6 +14,7 @@ unsubscription (1 round in 300 of a closer/shutdown pair)."""
 from __future__ import annotations
 
 import threading
+import time
 
 import eventpy
 from eventpy.compiler import compile_source
@@ -112,3 +113,34 @@ def test_sub_close_racing_the_node_close_does_nothing_more():
         sub.close()
     finally:
         eventpy.shutdown()
+
+
+def test_a_callback_running_while_its_node_closes_is_counted_in_stats():
+    """`eventpy.stats()["delivered"]` counts the callbacks that ran, also one that was running
+    while its node closed (close() does not wait for it; docs/concurrency.md). Before, the node's
+    counters were copied into the process's when close() began and the running batch added its
+    count to the closed node only afterwards: the soak's subscribers, which close their node now
+    and then, logged one callback more than eventpy.stats() counted."""
+    Tick = eventpy.EventType("closerace.Tick", n=int)
+    eventpy.shutdown()
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def slow(ev) -> None:
+        started.set()
+        release.wait(10.0)
+        finished.set()
+
+    node = eventpy.connect()
+    node.subscribe(Tick, "n > 0", on_event=slow)
+    before = eventpy.stats()["delivered"]
+    node.publish(Tick, n=1)
+    assert started.wait(10.0)
+    node.close()  # the callback is still running
+    release.set()
+    assert finished.wait(10.0)
+    deadline = time.monotonic() + 10.0  # the batch counts once its callback has returned
+    while eventpy.stats()["delivered"] - before < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert eventpy.stats()["delivered"] - before == 1
+    assert eventpy.stats()["unsub_sent"] >= 1  # the UNSUB close() queued, taken after the close
+    eventpy.shutdown()

@@ -177,6 +177,7 @@ class TcpOverlay:
                 t.cancel()
             writer.close()
             if node.closed:
+                self._forget(node)
                 return
             self._lost_at[node.link] = time.monotonic()
             backoff.lost()
@@ -209,6 +210,17 @@ class TcpOverlay:
             self._lost_at.pop(node.link, None)
             node.resync()
             log.log(logging.WARNING if loud else logging.DEBUG, "node %s: reconnected to %s", node.link, where)
+
+    def _forget(self, node: LocalNode) -> None:
+        """A closed node whose last messages are written: out of the overlay's tables, so that its
+        client core, stream and delivery queue go (a process that reconnects now and then kept
+        every node it had closed). A new node of the same name may already be there: left alone."""
+        for table in (self._runs, self._writing):
+            if table.get(node.link, (None,))[0] is node:
+                del table[node.link]
+        if self._writers.get(node.link) is not None and node.link not in self._runs:
+            del self._writers[node.link]
+            self._events.pop(node.link, None)
 
     async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder,
                     error: WireError | None = None) -> str:
