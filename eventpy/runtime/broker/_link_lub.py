@@ -24,6 +24,19 @@ from typing import Any
 from ..model import Constraint, EventType, Filter, Interval, ValueSet
 
 
+def recount(counts: Counter, lost: Any, gained: Any) -> None:
+    """Counts of values, one less for each value lost (gone at 0), one more for each gained: a
+    set that stays a set moves by its difference, not by all of its members."""
+    for v in lost:
+        n = counts[v] - 1
+        if n:
+            counts[v] = n
+        else:
+            del counts[v]
+    for v in gained:
+        counts[v] += 1
+
+
 class _Least:
     """A multiset of keys whose least is read in O(log n): counts, and a heap of the keys with
     lazy deletion (a key whose count fell to 0 is dropped when it surfaces)."""
@@ -91,15 +104,8 @@ class LinkLub:
                     and not c.is_wildcard() and not was.is_wildcard()):
                 # a set that stays a set of its kind: the members it lost and gained are
                 # recounted, not all of them (a pass over a 50,000-member set at each UPD)
-                counts = self.exc[attr] if c.exclude else self.inc[attr]
-                for v in was.values - c.values:
-                    n = counts[v] - 1
-                    if n:
-                        counts[v] = n
-                    else:
-                        del counts[v]
-                for v in c.values - was.values:
-                    counts[v] += 1
+                recount(self.exc[attr] if c.exclude else self.inc[attr], was.values - c.values,
+                        c.values - was.values)
             else:
                 self._count(attr, was, -1)
                 self._count(attr, c, 1)

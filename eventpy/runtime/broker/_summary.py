@@ -21,7 +21,7 @@ from typing import Any, Hashable
 
 from ..matching import PosetMatcher
 from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, filter_lub
-from ._link_lub import LinkLub
+from ._link_lub import LinkLub, recount
 
 Link = Hashable
 _WILD = object()  # an attribute a link's aggregate does not constrain
@@ -292,14 +292,7 @@ class AttributeSummary:
                 and not c_new.exclude):
             # a set that stays a set: the counts of the members it lost and gained move (the
             # whole set went out and in before, a pass over 50,000 members for one added)
-            inc = self.inc[a]
-            for v in c_old.values - c_new.values:
-                if inc[v] == 1:
-                    del inc[v]
-                else:
-                    inc[v] -= 1
-            for v in c_new.values - c_old.values:
-                inc[v] += 1
+            recount(self.inc[a], c_old.values - c_new.values, c_new.values - c_old.values)
         else:
             if c_old is not None:
                 self._contribute(link, a, c_old, -1)
