@@ -21,7 +21,7 @@ from collections import Counter
 from heapq import heapify, heappop, heappush
 from typing import Any
 
-from ..model import Constraint, EventType, Filter, Interval, ValueSet
+from ..model import Constraint, EventType, Filter, Interval, ValueSet, set_changes
 
 
 def recount(counts: Counter, lost: Any, gained: Any) -> None:
@@ -104,8 +104,7 @@ class LinkLub:
                     and not c.is_wildcard() and not was.is_wildcard()):
                 # a set that stays a set of its kind: the members it lost and gained are
                 # recounted, not all of them (a pass over a 50,000-member set at each UPD)
-                recount(self.exc[attr] if c.exclude else self.inc[attr], was.values - c.values,
-                        c.values - was.values)
+                recount(self.exc[attr] if c.exclude else self.inc[attr], *set_changes(was, c))
             else:
                 self._count(attr, was, -1)
                 self._count(attr, c, 1)

@@ -20,7 +20,7 @@ from itertools import count
 from typing import Any, Hashable
 
 from ..matching import PosetMatcher
-from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, filter_lub
+from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, derive, filter_lub, set_changes
 from ._link_lub import LinkLub, recount
 
 Link = Hashable
@@ -291,8 +291,13 @@ class AttributeSummary:
         if (type(c_old) is ValueSet and type(c_new) is ValueSet and not c_old.exclude
                 and not c_new.exclude):
             # a set that stays a set: the counts of the members it lost and gained move (the
-            # whole set went out and in before, a pass over 50,000 members for one added)
-            recount(self.inc[a], c_old.values - c_new.values, c_new.values - c_old.values)
+            # whole set went out and in before, a pass over 50,000 members for one added), and
+            # so do the LUBs cached for the neighbors
+            lost, gained = set_changes(c_old, c_new)
+            recount(self.inc[a], lost, gained)
+            self._move_sets(link, a, lost, gained)
+            self.version += 1
+            return
         else:
             if c_old is not None:
                 self._contribute(link, a, c_old, -1)
@@ -327,6 +332,29 @@ class AttributeSummary:
                 continue
             del cache[a]
             self.version += 1
+
+    def _move_sets(self, link: Link, a: str, lost: frozenset, gained: frozenset) -> None:
+        """`link`'s set on `a` lost and gained members (their counts moved already): each cached
+        LUB on `a` of another neighbor loses the members no link but that neighbor admits any
+        more and gains those only `link` admits, so that the next read and the UPD upstream
+        (`set_delta`) do not take the whole set again. The neighbor's own set is not in its LUB,
+        so `link`'s own cache does not move; one read under an exclusion (`!=`) is dropped."""
+        inc = self.inc[a]
+        simple = not self.exc[a]
+        for neighbor, cache in self._cache.items():
+            cached = cache.get(a, _MISSING)
+            if cached is _MISSING or neighbor == link or (cached is None and simple):
+                continue  # (None: another link admits every value of `a`, and still does)
+            if not simple or type(cached) is not ValueSet or cached.exclude:
+                del cache[a]
+                continue
+            mine = self.aggs.get(neighbor)
+            own = mine.get(a) if mine is not None else None
+            own = own.values if type(own) is ValueSet and not own.exclude else frozenset()
+            out = {v for v in lost if inc.get(v, 0) == (v in own)}  # none left but the neighbor's
+            into = {v for v in gained if inc[v] - (v in own) == 1}  # only `link` admits it
+            if out or into:
+                cache[a] = derive(cached, frozenset(out), frozenset(into))
 
     def _contribute(self, link: Link, a: str, c: Constraint, sign: int) -> None:
         if c is _WILD or c.is_wildcard():

@@ -99,9 +99,12 @@ def _size(filters: list[dict]) -> int:
     for f in filters:
         for c in f.values():
             n += 16
-            if type(c) is ValueSet:
-                for v in c.values:
-                    n += 4 * len(v) + 5 if type(v) is str else 9
+            if type(c) is ValueSet and c.values:
+                values = c.values  # one attribute's: all str, or all bool
+                if type(next(iter(values))) is str:
+                    n += 4 * sum(map(len, values)) + 5 * len(values)
+                else:
+                    n += 9 * len(values)
     return n
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import ValueSet
+from ..model import ValueSet, set_changes
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
@@ -71,13 +71,14 @@ class EnumIndex:
         in the table (a followed category added to a 50,000-member set was a pass over all of
         them, twice: milliseconds a UPD)."""
         table = self.excl if c.exclude else self.incl
-        for v in was.values - c.values:
+        lost, gained = set_changes(was, c)  # (from the UPD's SetDelta, not a pass over the set)
+        for v in lost:
             s = table[v]
             s.discard(slot)
             if not s:
                 del table[v]
             self._touch(v)
-        for v in c.values - was.values:
+        for v in gained:
             table.setdefault(v, set()).add(slot)
             self._touch(v)
         self.sets[slot] = c

@@ -9,10 +9,12 @@ from ._constraints import (
     Interval,
     SetDelta,
     ValueSet,
+    derive,
     filter_covers,
     filter_lub,
     filter_matches,
     filter_str,
+    set_changes,
     set_constraint,
     set_delta,
 )
@@ -20,6 +22,6 @@ from ._schema import ATTRIBUTE_TYPES, Event, EventType, check_value, exact_types
 
 __all__ = [
     "ANY_VALUE", "ATTRIBUTE_TYPES", "EVERYTHING", "INF", "Constraint", "Event", "EventType",
-    "Filter", "Interval", "SetDelta", "ValueSet", "check_value", "exact_types", "filter_covers", "filter_lub",
-    "filter_matches", "filter_str", "received_event", "set_constraint", "set_delta",
+    "Filter", "Interval", "SetDelta", "ValueSet", "check_value", "derive", "exact_types", "filter_covers", "filter_lub",
+    "filter_matches", "filter_str", "received_event", "set_changes", "set_constraint", "set_delta",
 ]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.runtime.broker._summary import AttributeSummary, PosetSummary
-from eventpy.runtime.model import INF, EventType, Interval, ValueSet, filter_covers, filter_lub
+from eventpy.runtime.model import INF, EventType, Interval, SetDelta, ValueSet, filter_covers, filter_lub
 
 T = EventType("T", x=float, s=str)
 bounds = st.sampled_from([-INF, -2.0, -1.0, 0.0, 1.0, 2.0, INF])
@@ -182,3 +182,39 @@ def test_a_link_with_many_entries_is_aggregated_once_per_read_not_once_per_entry
         summary.set_entry("c1", ("c1", k), {"x": Interval(float(k), True, float(k) + 1, True)})
     assert summary.summary_for("up1") == [{"x": Interval(0.0, True, 200.0, True)}]
     assert sorted(passes) == ["c1", "up1"]
+
+
+# ---- set UPDs as a broker applies them: the new set derived from the old by a SetDelta -------------
+# (what changed is then known without a pass over the set: derive/set_changes; the summary moves
+# the LUBs it caches for the other neighbors by those members only)
+
+delta_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), links, st.integers(0, 1), st.one_of(st.none(), filters)),
+        st.tuples(st.just("delta"), links, st.integers(0, 1), st.frozensets(st.sampled_from("abcde"), max_size=2),
+                  st.frozensets(st.sampled_from("abcde"), max_size=2)),
+    ),
+    min_size=1, max_size=60)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(delta_ops, st.sampled_from(["always", "sometimes"]))
+def test_set_deltas_keep_the_summary_exact(ops, reads):
+    summary = AttributeSummary(T)
+    entries: dict = {}
+    for i, op in enumerate(ops):
+        if op[0] == "set":
+            apply(summary, entries, *op[1:])
+        else:
+            _, link, k, removed, added = op
+            key = (link, k)
+            was = entries.get(key, {}).get("s")
+            if was is None:
+                continue
+            c = SetDelta(removed, added).apply(was)  # as a broker's SubState.check does
+            entries[key] = {**entries[key], "s": c}
+            summary.update_entry(link, key, "s", c)
+        if reads == "always" or i % 3 == 2 or i == len(ops) - 1:
+            for neighbor in ("up1", "up2"):
+                want = reference(entries, neighbor)
+                assert summary.summary_for(neighbor) == ([] if want is None else [want]), (neighbor, entries)
