@@ -101,3 +101,14 @@ def test_two_workers_do_not_clash(project):
     pytest.importorskip("xdist")
     run = _pytest(project, "-n", "2", "-k", "broker or starts_from_nothing")
     assert re.search(r"\b4 passed\b", run.stdout), run.stdout + run.stderr
+
+
+def test_the_readme_example_passes_as_written(project):
+    from tests.test_readme import BLOCKS
+
+    (block,) = [b for b in BLOCKS if "def test_courier_after_ten_seconds" in b]
+    conftest, tests = block.split("# tests/test_alerts.py\n")
+    (project / "tests" / "conftest.py").write_text(conftest)
+    (project / "tests" / "test_shop.py").write_text(tests)
+    run = _pytest(project, "-W", "error::eventpy.testing.LeftoverSubscriptions")
+    assert re.search(r"\b2 passed\b", run.stdout) and "error" not in run.stdout, run.stdout + run.stderr
