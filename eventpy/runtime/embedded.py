@@ -48,7 +48,8 @@ class LocalNode:
         self.overlay = overlay
         self.link = name or f"node-{next(_names)}"
         self.lock = threading.RLock()
-        self.core = ClientCore(self.link, mode=overlay.mode)
+        # the overlay's clock (a test's ManualClock, eventpy.testing); a TCP overlay's is the wall clock
+        self.core = ClientCore(self.link, mode=overlay.mode, clock=getattr(overlay, "clock", time.time))
         self.queues: dict[int, SerialQueue] = {}  # id(delivery group) -> its serial queue
         # id(shared group) -> its open subscriptions (an .epy object's: one per event method and
         # class), so that the group's queue goes when the last of them closes, not never
@@ -354,9 +355,13 @@ class LocalNode:
 
 
 class EmbeddedOverlay:
-    def __init__(self, *, mode: str = "parametric", matcher: str = "fastint", summary: str = "attribute") -> None:
+    def __init__(self, *, mode: str = "parametric", matcher: str = "fastint", summary: str = "attribute",
+                 clock: Callable[[], float] = time.time) -> None:
+        """`clock`: the overlay's clock (publication times, elapsed(), the update monitor's
+        window), wall-clock time unless a test gives one it moves itself (eventpy.testing)."""
         self.mode = mode
-        self.broker = Broker("embedded", mode=mode, matcher=matcher, summary=summary)
+        self.clock = clock
+        self.broker = Broker("embedded", mode=mode, matcher=matcher, summary=summary, overlay_clock=clock)
         self.pool = DeliveryPool()
         self.nodes: dict[str, LocalNode] = {}
         self._cv = threading.Condition()
