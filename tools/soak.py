@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,21 +37,18 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 import soak_oracle  # noqa: E402  (beside this file)
+from eventpy.runtime._ports import free_port_block  # noqa: E402
 
 EVENTPY = str(Path(sys.executable).parent / "eventpy")
 
 
 def free_block(k: int, first: int) -> int:
-    for base in range(first, first + 1000, 10):
-        try:
-            for p in range(base, base + k):
-                with socket.socket() as so:
-                    so.bind(("127.0.0.1", p))
-            return base
-        except OSError:
-            continue
-    raise SystemExit(f"no free block of {k} ports from {first}")
+    try:
+        return free_port_block(k, first, first + 1000, scatter=False)
+    except RuntimeError as e:
+        raise SystemExit(str(e)) from None
 
 
 def rss_kb(pid: int) -> int | None:

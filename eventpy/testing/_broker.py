@@ -9,11 +9,12 @@ status and log) is in the directory given, so tests running in parallel share no
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from ..runtime._ports import free_port
 
 _IN_USE = "in use"  # what a broker that cannot listen says (EADDRINUSE's strerror)
 
@@ -61,12 +62,6 @@ class BrokerProcess:
         return f"<BrokerProcess {self.name} {self.url} {state}>"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _write_config(run_dir: Path, name: str, port: int, settings: dict[str, str]) -> Path:
     lines = [f'{k} = "{v}"' for k, v in settings.items()]  # the names are checked by the broker
     lines += ["links = []", "", f"[brokers.{name}]", 'host = "127.0.0.1"', f"port = {port}", ""]
@@ -101,7 +96,7 @@ def start_broker(run_dir: str | os.PathLike, *, name: str = "b0", mode: str | No
     settings = {k: v for k, v in (("mode", mode), ("matcher", matcher), ("summary", summary)) if v}
     log_path = run_dir / f"{name}.log"
     for _ in range(attempts):
-        port = _free_port()
+        port = free_port()
         config = _write_config(run_dir, name, port, settings)
         with open(log_path, "ab") as log:  # the broker holds its own copy
             proc = subprocess.Popen([sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],

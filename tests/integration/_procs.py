@@ -4,33 +4,20 @@ TCP ports for an overlay, and `python -m eventpy ...` as a subprocess."""
 from __future__ import annotations
 
 import os
-import random
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from eventpy.runtime._ports import free_port_block as _port_block
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port_block(k: int) -> int:
-    """The first port of `k` free ones. The scan starts at a random block: test runs of several
-    checkouts on one machine all began at 17200, and one took the ports another had just found
-    free before its brokers bound them ("port 17220 is already in use")."""
-    blocks = list(range(17200, 18000, 10))
-    start = random.randrange(len(blocks))
-    for base in blocks[start:] + blocks[:start]:
-        ok = True
-        for p in range(base, base + k):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return base
-    raise RuntimeError("no free ports")
+    """The first port of `k` free ones, in the tests' range (the benchmarks and tools scan
+    others), from a random block: test runs of several checkouts on one machine all began at
+    17200, and one took the ports another had just found free ("port 17220 is already in use")."""
+    return _port_block(k, 17200, 18000)
 
 
 def eventpy(*args: str, cwd: Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -44,8 +44,8 @@ def test_a_port_taken_meanwhile_is_retried_on_another(tmp_path, monkeypatch, sto
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         ports = [taken.getsockname()[1]]
-        real = _broker._free_port
-        monkeypatch.setattr(_broker, "_free_port", lambda: ports.pop() if ports else real())
+        real = _broker.free_port
+        monkeypatch.setattr(_broker, "free_port", lambda: ports.pop() if ports else real())
         broker = start_broker(tmp_path / "run")
         stopped_after(broker)
         assert broker.port != taken.getsockname()[1]

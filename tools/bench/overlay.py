@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import eventpy  # noqa: E402
+from eventpy.runtime._ports import free_port_block  # noqa: E402
 from eventpy.runtime.transports._handshake import PROTOCOL  # noqa: E402
 from eventpy.runtime.messages import Hello, Pub  # noqa: E402
 from eventpy.runtime.wire import FrameDecoder, encode  # noqa: E402
@@ -85,19 +86,7 @@ print(time.process_time() - cpu, flush=True)  # this process's CPU seconds for t
 
 
 def free_ports(k: int) -> int:
-    for base in range(18100, 19000, 10):
-        try:
-            socks = []
-            for p in range(base, base + k):
-                s = socket.socket()
-                s.bind(("127.0.0.1", p))
-                socks.append(s)
-            for s in socks:
-                s.close()
-            return base
-        except OSError:
-            for s in socks:
-                s.close()
+    return free_port_block(k, 18100, 19000, scatter=False)  # (the tests scan 17200-18000)
     raise RuntimeError("no free ports")
 
 

@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Callable
 
+from ...runtime._ports import free_port  # noqa: F401 (the adapters import it from here)
 from ...runtime.model import EventType
 from ..trace import Subscription, Trace
 
@@ -160,12 +161,6 @@ class Engine(ABC):
 
 
 # -- process plumbing ----------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_port(port: int, timeout: float, proc: subprocess.Popen | None = None, what: str = "server",
               log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
