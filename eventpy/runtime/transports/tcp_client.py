@@ -233,8 +233,20 @@ class TcpOverlay:
                     refusing = False
                     continue
             self._lost_at.pop(node.link, None)
+            self._follow_mode(node)
             node.resync()
             log.log(logging.WARNING if loud else logging.DEBUG, "node %s: reconnected to %s", node.link, where)
+
+    def _follow_mode(self, node: LocalNode) -> None:
+        """A broker that came back in another mode (restarted with `--mode`): the node sends its
+        updates the new way from its resynchronization on (which re-sends every subscription
+        whole, so nothing of the old way is pending), and `node.mode` names it."""
+        if node.core.mode == self.mode:
+            return
+        log.warning("node %s: %s:%s now runs in %s mode (it ran in %s mode); the node follows it",
+                    node.link, self.host, self.port, self.mode, node.core.mode)
+        with node.lock:
+            node.core.mode = self.mode
 
     def _left_to_closed(self, node: LocalNode) -> float | None:
         """Seconds a closed node still has to send what it holds (None: it is not closed). A node
