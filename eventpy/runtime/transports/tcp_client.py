@@ -403,7 +403,8 @@ class TcpOverlay:
                     if node.closed and not run.done() and (self._connected(node) or node.has_output())]
             if owed:
                 _, late = await asyncio.wait([run for _, run in owed], timeout=flush_timeout)
-                self._say_lost([node for node, run in owed if run in late], f"were not sent within {flush_timeout:g}s at exit")
+                self._say_lost([node for node, run in owed if run in late],
+                               f"were not sent within {flush_timeout:g}s at exit")
             for w in self._writers.values():
                 w.close()
             for w in self._writers.values():  # the bytes already written leave before the loop stops
