@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -89,6 +90,20 @@ def _print_program_traceback(e: BaseException) -> None:
     sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python's own printing (with its "Did you mean"), or the program's hook
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (systemd's stop, a container runtime's) ends the program as its end does: the exit
+    drain and what its nodes still hold sent (README "The end of a program"). Python's default
+    killed it at once, without its exit handlers, and what it had published and not yet sent was
+    lost without a word. A second SIGTERM ends it at once; a handler the program installs wins,
+    and a SIGTERM its parent ignores stays ignored."""
+    def stop(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise SystemExit(128 + signum)  # a shell's and a container runtime's "stopped by SIGTERM"
+
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, stop)
+
+
 def _run(args: argparse.Namespace) -> int:
     from eventpy.compiler import CompileError, CompileErrors
     from eventpy.compiler.importhook import run_module, run_path
@@ -109,6 +124,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.argv = [args.file, *args.args]
         sys.path.insert(0, str(path.resolve().parent))  # as `python main.py`: the modules beside it import
         start = functools.partial(run_path, args.file)
+    _stop_on_sigterm()
     try:
         start()
     except (CompileError, CompileErrors) as e:

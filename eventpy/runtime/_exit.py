@@ -7,7 +7,35 @@ import logging
 import time
 
 from . import api
+from ._executor import _here
 from ._process import _lock, _nodes, drain
+
+CALLBACKS_BUDGET = 5.0  # seconds shutdown waits for the callbacks already running (all nodes together)
+
+
+def let_callbacks_finish(nodes: list, budget: float = CALLBACKS_BUDGET) -> None:
+    """Before `shutdown` closes the nodes: their subscriptions end (no delivery starts any more),
+    then the callbacks already running finish, up to `budget` seconds in all, so that what they
+    publish goes out. A relay stopped while its feed ran had its node closed under a running
+    callback: the callback's publish raised "node ... is closed", logged with a traceback at every
+    stop, and its event was lost. Not from a callback: it would wait for itself."""
+    if _here.running:
+        return
+    for node in nodes:
+        local = node._local
+        with local.lock:
+            if local.closed:
+                continue
+            for state in list(local.core.subs.values()):
+                local.core.unsubscribe(state)
+        local.overlay.wake(local)
+    deadline = time.monotonic() + budget
+    for node in nodes:
+        if not node._local.wait_local(max(0.0, deadline - time.monotonic())):
+            logging.getLogger("eventpy").warning(
+                "shutdown: callbacks still running after %gs were not waited for; what they publish "
+                "from now on is refused (their node is closed)", budget)
+            return
 
 
 def drain_at_exit(budget: float = 5.0) -> None:

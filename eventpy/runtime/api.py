@@ -461,6 +461,7 @@ def shutdown() -> None:
     _forget_default()
     with _lock:
         nodes = list(_nodes)
+    _exit.let_callbacks_finish(nodes)  # what running callbacks publish is sent, not refused
     for n in nodes:
         n.close()
     with _lock:

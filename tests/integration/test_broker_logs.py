@@ -55,3 +55,17 @@ def test_a_brokers_log_says_where_it_listens_who_attaches_and_why_a_link_ended(o
         b2.kill()
         b2.wait()
         raise
+
+
+def test_a_brokers_log_can_be_rotated_by_truncating_it_in_place(overlay):
+    """README: a broker's log grows for as long as it runs; logrotate's `copytruncate` (or
+    `truncate -s 0`) rotates it under a running broker, which appends (O_APPEND): its next lines
+    start the emptied file, with no hole of the old size in front of them."""
+    log = overlay.run_dir / "b0.log"
+    assert _log_has(log, "b0: listening on")
+    os.truncate(log, 0)
+    node = eventpy.connect(f"tcp://127.0.0.1:{overlay.port}", name="after-rotation")
+    assert _log_has(log, "client 'after-rotation' attached"), log.read_bytes()[:200]
+    node.close()
+    data = log.read_bytes()
+    assert not data.startswith(b"\0") and len(data) < 4096, data[:200]

@@ -31,6 +31,10 @@ log = logging.getLogger("eventpy.tcp")
 _SLICE = 128  # messages decoded and handed on at a time
 HELLO_TIMEOUT = 10.0  # seconds a broker has to answer a new connection with its HELLO
 ATTACH_TIMEOUT = 15.0  # seconds `attach` waits for the whole first connection
+# seconds a closed node whose broker is away keeps trying to send what it still holds, counted
+# from its close(): the bound the end of a program has (`stop`), so a long-running service that
+# closes a node does not keep it, and its retries, for ever while the broker stays away
+CLOSE_BUDGET = 5.0
 
 
 class AttachError(ConnectionError):
@@ -74,6 +78,10 @@ class TcpOverlay:
         self._writing: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's writer, while connected
         self._runs: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's connection keeper (`_run`)
         self._lost_at: dict[str, float] = {}  # node -> when it lost its connection (time.monotonic), until back
+        # node -> set (on the loop) by its close(), so that a reconnection wait ends at once; and
+        # when the close came (time.monotonic), from which CLOSE_BUDGET counts
+        self._closing: dict[str, asyncio.Event] = {}
+        self._closed_at: dict[str, float] = {}
         self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
 
     def config(self) -> dict:
@@ -149,6 +157,7 @@ class TcpOverlay:
                              f"asked for mode={mode!r} (the brokers choose the mode: eventpy overlay up --mode)")
         node = LocalNode(self, name)  # type: ignore[arg-type]
         self._events[name] = asyncio.Event()
+        self._closing[name] = asyncio.Event()
         self._runs[name] = (node, asyncio.get_running_loop().create_task(self._run(node, conn)))
         return node
 
@@ -188,6 +197,10 @@ class TcpOverlay:
             loud = False
             while True:
                 delay, escalated = backoff.next()
+                left = self._left_to_closed(node)
+                if left is not None and left <= 0:
+                    self._give_up_closed(node)
+                    return
                 if why is not None or escalated:
                     loud = loud or escalated
                     log.log(logging.WARNING if escalated else logging.DEBUG,
@@ -195,9 +208,21 @@ class TcpOverlay:
                             why or (f"{where} still refuses it" if refusing else f"still no broker at {where}"),
                             delay)
                     why = None
-                await asyncio.sleep(delay)
+                if left is not None:
+                    delay = min(delay, left)
+                closing = self._closing[node.link]
+                if not closing.is_set():  # a close() meanwhile ends the wait: its budget counts from then
+                    try:
+                        await asyncio.wait_for(closing.wait(), delay)
+                    except asyncio.TimeoutError:
+                        pass
+                left = self._left_to_closed(node)
+                if left is not None and left <= 0:
+                    continue  # given up at the top of the loop
                 try:
-                    conn = await self._connect(node.link)
+                    # a closed node's attempt ends with its budget (a connection to a host that
+                    # does not answer can take the system's SYN timeout, minutes)
+                    conn = await asyncio.wait_for(self._connect(node.link), left)
                     break
                 except (AttachError, WireError) as e:  # it answered and refused (a secret, a name, a version)
                     refusing = True
@@ -208,8 +233,38 @@ class TcpOverlay:
                     refusing = False
                     continue
             self._lost_at.pop(node.link, None)
+            self._follow_mode(node)
             node.resync()
             log.log(logging.WARNING if loud else logging.DEBUG, "node %s: reconnected to %s", node.link, where)
+
+    def _follow_mode(self, node: LocalNode) -> None:
+        """A broker that came back in another mode (restarted with `--mode`): the node sends its
+        updates the new way from its resynchronization on (which re-sends every subscription
+        whole, so nothing of the old way is pending), and `node.mode` names it."""
+        if node.core.mode == self.mode:
+            return
+        log.warning("node %s: %s:%s now runs in %s mode (it ran in %s mode); the node follows it",
+                    node.link, self.host, self.port, self.mode, node.core.mode)
+        with node.lock:
+            node.core.mode = self.mode
+
+    def _left_to_closed(self, node: LocalNode) -> float | None:
+        """Seconds a closed node still has to send what it holds (None: it is not closed). A node
+        that holds nothing has nothing to reconnect for."""
+        if not node.closed:
+            return None
+        if not node.has_output():
+            return 0.0
+        closed_at = self._closed_at.setdefault(node.link, time.monotonic())
+        return closed_at + CLOSE_BUDGET - time.monotonic()
+
+    def _give_up_closed(self, node: LocalNode) -> None:
+        """A closed node whose broker did not come back within CLOSE_BUDGET of its close(): what
+        it still holds is logged as lost, and the node goes (no retry keeps it)."""
+        if node.has_output():
+            self._say_lost([node], f"were not sent within {CLOSE_BUDGET:g}s of its close()")
+        self._lost_at.pop(node.link, None)
+        self._forget(node)
 
     def _forget(self, node: LocalNode) -> None:
         """A closed node whose last messages are written: out of the overlay's tables, so that its
@@ -218,9 +273,11 @@ class TcpOverlay:
         for table in (self._runs, self._writing):
             if table.get(node.link, (None,))[0] is node:
                 del table[node.link]
-        if self._writers.get(node.link) is not None and node.link not in self._runs:
-            del self._writers[node.link]
+        if node.link not in self._runs:
+            self._writers.pop(node.link, None)
             self._events.pop(node.link, None)
+            self._closing.pop(node.link, None)
+            self._closed_at.pop(node.link, None)
 
     async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder,
                     error: WireError | None = None) -> str:
@@ -293,9 +350,9 @@ class TcpOverlay:
                 f"{time.monotonic() - lost:.0f}s and is reconnecting (is the broker running?)")
 
     def _say_lost(self, nodes: list[LocalNode], what: str) -> None:
-        """Log, for each node, the messages it held that are given up as the process ends."""
+        """Log, for each node, the messages it held that are given up (at exit, or after its close())."""
         for node in nodes:
-            log.warning("node %s: %d message(s) it still held for %s:%s %s at exit (%s); they are lost",
+            log.warning("node %s: %d message(s) it still held for %s:%s %s (%s); they are lost",
                         node.link, len(node.core.outbox), self.host, self.port, what,
                         "the broker was slow to take them" if self._connected(node) else "no broker answered there")
 
@@ -317,7 +374,21 @@ class TcpOverlay:
                     raise
 
     def detach(self, node: LocalNode) -> None:
-        self.wake(node)  # the writer sends what is left, then closes
+        """After the node's close(): its writer sends what is left, then closes; if the node is
+        waiting to reconnect, it has CLOSE_BUDGET seconds from now to do so."""
+        self.wake(node)
+        closed_at = time.monotonic()
+
+        def closing() -> None:
+            self._closed_at.setdefault(node.link, closed_at)
+            event = self._closing.get(node.link)
+            if event is not None:
+                event.set()
+        try:
+            self.loop.call_soon_threadsafe(closing)
+        except RuntimeError:  # the overlay was stopped (its loop closed): nothing waits any more
+            if not self.loop.is_closed():
+                raise
 
     def stop(self, flush_timeout: float = 5.0) -> None:
         """Stop the connections. A closed node's writer first sends what its outbox still holds
@@ -332,7 +403,8 @@ class TcpOverlay:
                     if node.closed and not run.done() and (self._connected(node) or node.has_output())]
             if owed:
                 _, late = await asyncio.wait([run for _, run in owed], timeout=flush_timeout)
-                self._say_lost([node for node, run in owed if run in late], f"were not sent within {flush_timeout:g}s")
+                self._say_lost([node for node, run in owed if run in late],
+                               f"were not sent within {flush_timeout:g}s at exit")
             for w in self._writers.values():
                 w.close()
             for w in self._writers.values():  # the bytes already written leave before the loop stops
@@ -349,7 +421,7 @@ class TcpOverlay:
             asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=2 * flush_timeout + 5)
         except KeyboardInterrupt:  # Ctrl-C while it waits: say what is given up, stop, and let it end the program
             self._say_lost([node for node, run in list(self._runs.values()) if node.closed and not run.done()
-                            and node.has_output()], "were not sent: interrupted (Ctrl-C)")
+                            and node.has_output()], "were not sent at exit: interrupted (Ctrl-C)")
             self.loop.call_soon_threadsafe(self.loop.stop)
             raise
         except Exception:  # a loop that is already gone has nothing left to close
