@@ -1,0 +1,59 @@
+"""Event callbacks are plain functions run on EventPy's delivery threads, not on an asyncio loop.
+
+An `async def` given as `on_event` used to be called there, its coroutine never awaited: the
+event was counted as delivered and lost, with only Python's "coroutine ... was never awaited"
+RuntimeWarning to show for it. A coroutine function is now refused at `subscribe` (a
+TypeError saying how to hand events to a loop), and a callback that is not one but returns an
+awaitable anyway (a lambda calling an `async def`) has it closed, unawaited, and the event
+counted as a callback error with the same advice in the log.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from typing import Any, Callable
+
+log = logging.getLogger("eventpy.delivery")
+
+HOW_TO_HAND_OVER = (
+    "event callbacks run on EventPy's delivery threads, not on an asyncio loop: give a plain "
+    "function that hands each event to the loop, e.g. "
+    "on_event=lambda e: loop.call_soon_threadsafe(queue.put_nowait, e), or "
+    "on_event=lambda e: asyncio.run_coroutine_threadsafe(handler(e), loop) "
+    "(loop = asyncio.get_running_loop(), taken on the loop)")
+
+
+def is_coroutine_callable(f: Any) -> bool:
+    """`f` is an `async def` function, a partial of one, or an object whose `__call__` is one."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    if inspect.iscoroutinefunction(f):
+        return True
+    call = getattr(type(f), "__call__", None)
+    return not inspect.isroutine(f) and inspect.iscoroutinefunction(call)
+
+
+def check_not_async(on_event: Any) -> None:
+    """TypeError if `on_event` is a coroutine function (subscribe's check)."""
+    if on_event is not None and is_coroutine_callable(on_event):
+        name = getattr(on_event, "__qualname__", None) or type(on_event).__qualname__
+        raise TypeError(f"on_event={name} is an async function, whose coroutine nothing would await "
+                        f"(the events would be lost); {HOW_TO_HAND_OVER}")
+
+
+def returned_awaitable(callback: Callable, event: object, result: Any) -> bool:
+    """After a callback returned `result`: True (and the error logged, the coroutine closed so
+    Python does not warn as well) if it is an awaitable nothing will await; the delivery then
+    counts as a callback error. Called only with a result that is not None."""
+    if not inspect.isawaitable(result):
+        return False
+    close = getattr(result, "close", None)
+    if close is not None:
+        close()
+    what = getattr(callback, "__eventpy_what__", None) or (
+        f"the event callback {getattr(callback, '__qualname__', None) or callback!r}")
+    log.error("%s returned %s, which nothing awaits: the event %r is dropped for this subscriber; %s",
+              what, type(result).__name__, event, HOW_TO_HAND_OVER)
+    return True
