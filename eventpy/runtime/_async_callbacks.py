@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
+import weakref
 from typing import Any, Callable
 
 log = logging.getLogger("eventpy.delivery")
@@ -56,4 +58,34 @@ def returned_awaitable(callback: Callable, event: object, result: Any) -> bool:
         f"the event callback {getattr(callback, '__qualname__', None) or callback!r}")
     log.error("%s returned %s, which nothing awaits: the event %r is dropped for this subscriber; %s",
               what, type(result).__name__, event, HOW_TO_HAND_OVER)
+    return True
+
+
+# callbacks already reported as handing events to a closed loop: said once each, not per event
+_told_closed: "weakref.WeakSet[Callable]" = weakref.WeakSet()
+_told_lock = threading.Lock()
+
+
+def handed_to_a_closed_loop(e: BaseException, callback: Callable | None, event: object) -> bool:
+    """True (and said once per callback, without a traceback) if `e` is asyncio's "Event loop is
+    closed": the callback hands events to a loop whose program has ended (`asyncio.run`
+    returned, or Ctrl-C stopped it) while events were still owed, as at exit, when the events
+    delivered in the exit drain found the loop gone: one traceback per event, thousands of them,
+    took the exit drain's whole 5 s."""
+    if not (type(e) is RuntimeError and str(e) == "Event loop is closed"):
+        return False
+    if callback is not None:
+        try:
+            with _told_lock:
+                if callback in _told_closed:
+                    return True
+                _told_closed.add(callback)
+        except TypeError:  # not weakly referable: said every time, as any other error
+            pass
+    what = getattr(callback, "__eventpy_what__", None) or (
+        f"the event callback {getattr(callback, '__qualname__', None) or callback!r}")
+    log.error("%s hands events to an asyncio loop that is closed (the program's asyncio.run has "
+              "returned): the event %r and the later ones it gets are dropped for this subscriber "
+              "(counted in callback_errors); close the subscription before its loop ends",
+              what, event)
     return True

@@ -13,6 +13,8 @@ from collections import deque
 from types import TracebackType
 from typing import Callable
 
+from ._async_callbacks import handed_to_a_closed_loop
+
 log = logging.getLogger("eventpy.delivery")
 _POOL_SIZE = 8
 class _Here(threading.local):
@@ -47,6 +49,8 @@ def _what(callback: Callable | None) -> str:
 def callback_failed(e: BaseException, callback: Callable | None = None, event: object = None) -> None:
     """Log what an event callback raised, naming the callback (an .epy event method says which:
     `__eventpy_what__`) and the event; the event is dropped for that subscriber only."""
+    if handed_to_a_closed_loop(e, callback, event):  # said once per callback, not per event
+        return
     what = _what(callback)
     dropped = f"the event {event!r}" if event is not None else "the event"
     if isinstance(e, Exception):

@@ -103,3 +103,28 @@ def test_an_event_method_made_async_by_its_decorator_is_reported(fresh_overlay, 
         eventpy.drain(10.0)
     assert m.got == [] and eventpy.stats()["callback_errors"] == 1
     assert any("event method M.q returned coroutine" in r.getMessage() for r in caplog.records)
+
+
+def test_events_for_a_loop_that_has_ended_are_said_once_not_per_event(fresh_overlay, caplog):
+    """README's pattern (hand each event to the loop) in a service whose asyncio.run returned with
+    its subscription open: every later event raised "Event loop is closed" in the callback, and
+    each was logged with a traceback (13,000 of them at exit, for the exit drain's whole 5 s)."""
+    import asyncio
+
+    node = eventpy.connect()
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        return node.subscribe(Q, "price < 10", on_event=lambda e: loop.call_soon_threadsafe(queue.put_nowait, e))
+
+    sub = asyncio.run(main())  # returns; the subscription stays open, its loop is closed
+    with caplog.at_level(logging.ERROR, logger="eventpy.delivery"):
+        for i in range(50):
+            node.publish(Q, firm="IBM", price=float(i % 5))
+        eventpy.drain(10.0)
+    said = [r for r in caplog.records if r.name == "eventpy.delivery"]
+    assert len(said) == 1 and "asyncio loop that is closed" in said[0].getMessage()
+    assert said[0].exc_info is None  # no traceback: the message says it all
+    assert eventpy.stats()["callback_errors"] == 50  # every dropped event is still counted
+    sub.close()
