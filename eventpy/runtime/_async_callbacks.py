@@ -4,8 +4,9 @@ An `async def` given as `on_event` used to be called there, its coroutine never 
 event was counted as delivered and lost, with only Python's "coroutine ... was never awaited"
 RuntimeWarning to show for it. A coroutine function is now refused at `subscribe` (a
 TypeError saying how to hand events to a loop), and a callback that is not one but returns an
-awaitable anyway (a lambda calling an `async def`) has it closed, unawaited, and the event
-counted as a callback error with the same advice in the log.
+coroutine anyway (a lambda calling an `async def`) has it closed, unawaited, and the event
+counted as a callback error with the same advice in the log (a Future or Task it returns is
+its loop's to run, and left alone).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import functools
 import inspect
 import logging
 import threading
+import types
 import weakref
 from typing import Any, Callable
 
@@ -47,13 +49,16 @@ def check_not_async(on_event: Any) -> None:
 
 def returned_awaitable(callback: Callable, event: object, result: Any) -> bool:
     """After a callback returned `result`: True (and the error logged, the coroutine closed so
-    Python does not warn as well) if it is an awaitable nothing will await; the delivery then
+    Python does not warn as well) if it is a coroutine nothing will await; the delivery then
     counts as a callback error. Called only with a result that is not None."""
-    if not inspect.isawaitable(result):
+    # a coroutine (the Coroutine protocol: __await__ and send), which runs only when awaited; not a
+    # Future or Task, which its loop runs already. Per delivery whose callback returns something
+    # (a lambda around call_soon_threadsafe returns a Handle): hasattr on the type is cheap
+    kind = type(result)
+    if not (hasattr(kind, "__await__") and hasattr(kind, "send")) and not (
+            kind is types.GeneratorType and inspect.isawaitable(result)):  # a @types.coroutine's
         return False
-    close = getattr(result, "close", None)
-    if close is not None:
-        close()
+    result.close()
     what = getattr(callback, "__eventpy_what__", None) or (
         f"the event callback {getattr(callback, '__qualname__', None) or callback!r}")
     log.error("%s returned %s, which nothing awaits: the event %r is dropped for this subscriber; %s",
