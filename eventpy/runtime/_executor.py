@@ -4,14 +4,15 @@ does not stop later deliveries."""
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
-import queue
 import threading
 from collections import deque
 from types import TracebackType
 from typing import Callable
+
+from ._async_callbacks import handed_to_a_closed_loop
+from ._workers import Workers
 
 log = logging.getLogger("eventpy.delivery")
 _POOL_SIZE = 8
@@ -47,6 +48,8 @@ def _what(callback: Callable | None) -> str:
 def callback_failed(e: BaseException, callback: Callable | None = None, event: object = None) -> None:
     """Log what an event callback raised, naming the callback (an .epy event method says which:
     `__eventpy_what__`) and the event; the event is dropped for that subscriber only."""
+    if handed_to_a_closed_loop(e, callback, event):  # said once per callback, not per event
+        return
     what = _what(callback)
     dropped = f"the event {event!r}" if event is not None else "the event"
     if isinstance(e, Exception):
@@ -81,53 +84,9 @@ def handled_event() -> tuple[str, int] | None:
     return (here.origin, here.seq) if here.running else None
 
 
-class _Workers:
-    """Up to `size` daemon threads running submitted callables, started as work comes. Not
-    concurrent.futures: its executors refuse work once the main thread has returned, while other
-    threads of the program may still publish and be owed callbacks (the exit drain of
-    eventpy.api runs at the end, with these threads still there)."""
-
-    _names = itertools.count(1)
-
-    def __init__(self, size: int) -> None:
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
-        self._size = size
-        self._idle = threading.Semaphore(0)  # a worker waiting for a task
-        self._lock = threading.Lock()
-        self._threads = 0
-
-    def submit(self, task: Callable[[], object]) -> None:
-        self._tasks.put(task)
-        if self._idle.acquire(blocking=False):
-            return  # a waiting worker takes it
-        with self._lock:
-            if self._threads >= self._size:
-                return  # it waits for the next worker that finishes
-            self._threads += 1
-        threading.Thread(target=self._work, name=f"eventpy-deliver-{next(self._names)}", daemon=True).start()
-
-    def _work(self) -> None:
-        get = self._tasks.get
-        while True:
-            task = get()
-            if task is None:
-                return
-            try:
-                task()
-            except BaseException as e:  # SerialQueue reports its tasks' errors; this is a bug of ours
-                log.error("delivery worker: unexpected error", exc_info=e)
-            self._idle.release()
-
-    def shutdown(self) -> None:
-        with self._lock:
-            n, self._threads = self._threads, 0
-        for _ in range(n):
-            self._tasks.put(None)
-
-
 class DeliveryPool:
     def __init__(self, workers: int = _POOL_SIZE) -> None:
-        self._pool = _Workers(workers)
+        self._pool = Workers(workers)
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._busy = 0  # tasks queued or running, over every serial queue

@@ -9,6 +9,7 @@ barrier read it.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import Any
@@ -71,6 +72,26 @@ def drain(timeout: float = 10.0) -> None:
     if in_callback():
         raise RuntimeError("drain() waits until every event callback has returned, this one included: "
                            "call it from the program's own thread, not from an event callback or event method")
+    try:
+        _drain(timeout)
+    except TimeoutError as e:
+        if not _on_a_running_loop():
+            raise
+        # a callback handing its event to this loop and waiting (run_coroutine_threadsafe(...).result())
+        # cannot return while drain() holds the loop: its message named only the "stuck" callback
+        raise TimeoutError(f"{e}; drain() was called on the thread of a running asyncio loop and "
+                           "blocked that loop for its whole timeout, so a callback waiting for the loop "
+                           "could not return: from a coroutine, await asyncio.to_thread(eventpy.drain, "
+                           f"{timeout:g})") from None
+
+
+def _on_a_running_loop() -> bool:
+    asyncio = sys.modules.get("asyncio")  # not imported: no loop runs (and eventpy does not import it)
+    return asyncio is not None and asyncio._get_running_loop() is not None
+
+
+def _drain(timeout: float) -> None:
+    """`drain` past its checks."""
     deadline = time.monotonic() + timeout
     chained = False  # callbacks sent something during an earlier round
     while True:

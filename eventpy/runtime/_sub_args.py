@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..guards import SUBSCRIBED_AT, GuardPlan, compile_guard
+from ._async_callbacks import check_not_async
 from ._params import KIND_NAMES, check_members, check_value_range, freeze, param_kind, param_type, short
 
 
@@ -24,6 +25,7 @@ def checked_subscription(etype: Any, guard: Any, params: Any, on_event: Any,
         raise TypeError(f"params is a mapping of parameter names to values, not a {type(params).__name__}")
     if on_event is not None and not callable(on_event):
         raise TypeError("on_event must be callable")
+    check_not_async(on_event)
     env = {k: freeze(v) for k, v in (params or {}).items()}
     types = {k: param_type(v) for k, v in env.items()}
     if isinstance(guard, GuardPlan):

@@ -20,6 +20,7 @@ from collections import deque
 from time import monotonic
 from typing import Any, Callable
 
+from ._async_callbacks import returned_awaitable
 from ._executor import DeliveryPool, SerialQueue, _here, callback_failed, running_callbacks
 from .broker import Broker
 from .client import ClientCore, SubscriptionState
@@ -288,10 +289,13 @@ class LocalNode:
                     event = received_event(state.etype, d[0], d[1:])
                     running[thread] = (state.on_event, event, monotonic())  # a drain's timeout names it
                     try:
-                        state.on_event(event)
+                        result = state.on_event(event)
                     except BaseException as e:  # one failing callback does not drop the rest of the batch
                         failed += 1
                         callback_failed(e, state.on_event, event)
+                    else:  # a coroutine nothing awaits is a lost event, said as such (_async_callbacks)
+                        if result is not None and returned_awaitable(state.on_event, event, result):
+                            failed += 1
         finally:
             running.pop(thread, None)
             with self.lock:

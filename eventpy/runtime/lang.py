@@ -240,8 +240,8 @@ class EventMethod:
     def deliver(self, obj: Any) -> Callable[[Any], None]:
         func = self.func
 
-        def on_event(ev: Any) -> None:
-            func(obj, *ev.values)
+        def on_event(ev: Any) -> Any:
+            return func(obj, *ev.values)  # a coroutine (an async decorator's) is reported, not lost
 
         on_event.__eventpy_what__ = f"event method {func.__qualname__}"  # type: ignore[attr-defined]  (a log names it)
         return on_event

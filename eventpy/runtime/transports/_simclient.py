@@ -8,6 +8,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ...guards import SUBSCRIBED_AT, GuardPlan
+from .._async_callbacks import returned_awaitable
 from .._boundary import callers_mistake
 from .._sub_args import checked_subscription, checked_update, param_kinds
 from ..client import ClientCore, SubscriptionState, UpdateMonitor
@@ -127,7 +128,9 @@ class SimClient:
                         keep.append((t0, old))
                 self._open[id(state)] = keep
             if state.on_event is not None:
-                state.on_event(ev)
+                result = state.on_event(ev)
+                if result is not None:  # a coroutine nothing awaits: logged, not a silent loss
+                    returned_awaitable(state.on_event, ev, result)
 
     def _updated(self, state: SubscriptionState, old: list) -> None:
         # Delay (000 §8.1 (a)): from this update to the first event that matches the new
