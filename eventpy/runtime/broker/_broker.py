@@ -25,6 +25,7 @@ from collections import Counter
 from itertools import count
 from typing import Any, Callable, Hashable
 
+from .._log_limit import LogLimit, left_out_note
 from ..matching import make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
@@ -78,6 +79,7 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         self.evolving = EvolvingHulls(evolve_horizon, overlay_clock)
         self._stats: Counter = Counter()
         self._unknown_pubs: set[tuple[Link, str]] = set()  # (link, type) whose dropped PUB was logged
+        self._refusals_logged = LogLimit()  # per link: a peer flooding bad messages does not flood the log
         # the counters every PUB touches are plain ints (a Counter increment is ~130 ns, an
         # attribute's ~30 ns; four of them per PUB were a fifth of a broker's routing time);
         # `stats` folds them in
@@ -193,7 +195,10 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
                 raise MessageError(f"unknown message kind {kind.__name__}")
         except MessageError as e:
             self._stats["refused"] += 1
-            log.warning("%s: refused %s from %r: %s", self.name, type(msg).__name__, link, e)
+            say, left_out = self._refusals_logged.allow(link)
+            if say:
+                log.warning("%s: refused %s from %r: %s%s", self.name, type(msg).__name__, link, e,
+                            left_out_note(left_out))
             if type(msg) is Adv and link in self.links:  # its events would go nowhere: a client
                 # raises at its next publish; a broker passes it on to the type's publishers
                 out.append((link, Refused(msg.etype, f"broker {self.name}: {e}")))

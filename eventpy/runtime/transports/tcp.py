@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..._version import __version__
+from .._log_limit import LogLimit, left_out_note
 from ..broker import Broker
 from ..messages import Bye, Hello, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
@@ -98,6 +99,11 @@ class _Link:
             pass
 
 
+def _peer_host(writer: asyncio.StreamWriter) -> str:
+    peer = writer.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+
+
 def _peer(writer: asyncio.StreamWriter) -> str:
     """host:port of the other end of a connection, for the log."""
     peer = writer.get_extra_info("peername")
@@ -113,6 +119,7 @@ class BrokerServer:
                  handshake_timeout: float = HANDSHAKE_SECONDS) -> None:
         self.max_pending = max_pending
         self.handshake_timeout = handshake_timeout
+        self._refusals_logged = LogLimit()  # per peer host: a flood of bad connections does not flood the log
         self.stall = stall
         self.broker = broker
         broker.max_summary = max_frame // 2  # a summary, with the rest of its SUB, fits a frame
@@ -129,6 +136,12 @@ class BrokerServer:
         self._conns: set[asyncio.Task] = set()  # the handlers of accepted connections
         self._refused: set[tuple[str, Any]] = set()  # (peer, protocol) refused for its version: logged once
         self.link_down: dict[str, str] = {}  # neighbor -> why its link is down, when known (status)
+
+    def _refusal(self, writer: asyncio.StreamWriter, what: str, *args: object) -> None:
+        """A refused connection, logged within the peer host's bound (eventpy/runtime/_log_limit.py)."""
+        say, left_out = self._refusals_logged.allow(_peer_host(writer))
+        if say:
+            log.warning("%s: " + what + "%s", self.broker.name, *args, left_out_note(left_out))
 
     def shutdown(self, reason: str) -> None:
         """Stop serving (on the loop's thread: a signal handler of the loop): `run` closes every
@@ -231,7 +244,7 @@ class BrokerServer:
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
             timed_out = isinstance(e, asyncio.TimeoutError)
             why = f"no complete HELLO within {self.handshake_timeout:g} s" if timed_out else e
-            log.warning("%s: refused a connection from %s: %s", self.broker.name, _peer(writer), why)
+            self._refusal(writer, "refused a connection from %s: %s", _peer(writer), why)
             writer.close()
             return
         if hello.node in self.links:  # said before our HELLO, so that the peer can tell the user why
@@ -249,7 +262,7 @@ class BrokerServer:
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
             timed_out = isinstance(e, asyncio.TimeoutError)
             why = f"authentication not complete within {self.handshake_timeout:g} s" if timed_out else e
-            log.warning("%s: refused %r from %s: %s", self.broker.name, hello.node, _peer(writer), why)
+            self._refusal(writer, "refused %r from %s: %s", hello.node, _peer(writer), why)
             writer.close()
             return
         await self._serve(hello.node, hello.role, reader, writer, decoder, early)
