@@ -14,7 +14,7 @@ from ..messages import Adv, Refused, Unadv, Unsub
 from ..model import EventType
 from ._clees import VersionCache
 from ._state import MessageError
-from ._summary import SUMMARIES
+from ._summary import NoSummary
 
 log = logging.getLogger("eventpy.broker")
 Link = Hashable
@@ -65,8 +65,8 @@ class Advertisements:
             raise MessageError(f"bad schema for {msg.etype!r}: {e}") from None
         ts = self.types.get(msg.etype)
         if ts is None:
-            ts = self.types[msg.etype] = _TypeState(
-                etype, make_matcher(self.matcher_name, etype), SUMMARIES[self.summary_name](etype))
+            # (no summary until a broker upstream would read one: NoSummary, Upstream._summarize)
+            ts = self.types[msg.etype] = _TypeState(etype, make_matcher(self.matcher_name, etype), NoSummary())
             if self.evolving_engine == "clees":
                 ts.cache = VersionCache(etype.index, self.cache_ttl)
         elif ts.etype != etype:
@@ -78,6 +78,8 @@ class Advertisements:
         new = link not in ts.pubs
         ts.pubs.add(link)
         if link in self.broker_links:
+            if not ts.upstream:
+                self._summarize(ts)  # the first neighbor that will read the type's summary
             ts.upstream.add(link)
         self._forward_adv(ts, out)
         if new and link in self.broker_links:
@@ -110,7 +112,7 @@ class Advertisements:
         ts = self._type(msg.etype)
         if link in ts.pubs:
             ts.pubs.discard(link)
-            ts.upstream.discard(link)
+            self._not_upstream(ts, link)
             ts.seen.pop(link, None)  # a later ADV on this link must get the summary again
             sent = ts.sent.pop(link, None)
             if sent is not None:

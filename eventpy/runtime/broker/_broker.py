@@ -136,7 +136,7 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
             ts.adv_sent.discard(link)
             if link in ts.pubs:
                 ts.pubs.discard(link)
-                ts.upstream.discard(link)
+                self._not_upstream(ts, link)
                 self._retract_adv(ts, out)
             self._propagate(ts, out)
             self._forget_unused(ts)

@@ -466,4 +466,31 @@ class PosetSummary:
         return self.poset.summary(skip=lambda key: key[0] == neighbor, ordered=True)
 
 
+class NoSummary:
+    """The summary of a type no broker upstream reads (no neighbor advertised it to us): none is
+    kept, as none would be sent. The broker builds the real one from the subscriptions it holds
+    when a neighbor first advertises the type (`Upstream._summarize`). The embedded overlay's
+    broker has no neighbor at all: the summary's upkeep was a fifth of the cost of every UPD it
+    applied (a game's moves) and a table per subscription that nothing read."""
+
+    name = "none"
+    version = 0
+    sorts = False
+
+    def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
+        pass
+
+    def update_entry(self, link: Link, key: Any, attr: str, c: Constraint | None) -> None:
+        pass
+
+    def drop_link(self, link: Link) -> None:
+        pass
+
+    def settle(self) -> None:
+        pass
+
+    def summary_for(self, neighbor: Link) -> list[dict[str, Constraint]]:
+        raise RuntimeError("no summary is kept for a type no broker upstream reads")
+
+
 SUMMARIES = {"attribute": AttributeSummary, "poset": PosetSummary}

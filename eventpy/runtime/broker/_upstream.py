@@ -13,6 +13,7 @@ from ..matching._poset import order_key
 from ..messages import Sub, Unsub, Upd
 from ..model import ValueSet, set_delta
 from ._late import nothing_of
+from ._summary import SUMMARIES, NoSummary
 
 if TYPE_CHECKING:
     from ._adverts import _TypeState
@@ -34,6 +35,24 @@ class _Sent:
 
 class Upstream:
     """`propagate`, for Broker."""
+
+    # -- the summary, while a broker upstream reads it ------------------------------------------------
+    def _summarize(self, ts: _TypeState) -> None:
+        """A neighbor is about to read the type's summary, and none was kept (NoSummary): it is
+        built from the subscriptions held now, each conjunction as the broker indexes it (its
+        filter, or its version now), as the summary would hold them had it been kept all along."""
+        summary = SUMMARIES[self.summary_name](ts.etype)
+        for state in ts.subs.values():
+            for ci in state.switched_on:
+                summary.set_entry(state.link, (state.link, state.sid, ci), self._version(ts, state, ci))
+        ts.summary = summary
+        self.evolving.behind.discard(ts.etype.name)  # (its moving versions were just computed)
+
+    def _not_upstream(self, ts: _TypeState, link: Hashable) -> None:
+        """`link` no longer reads the type's summary; the last one gone, none is kept."""
+        ts.upstream.discard(link)
+        if not ts.upstream:
+            ts.summary = NoSummary()
 
     # -- propagate (Fig. 6 lines 39-47) -------------------------------------------------------------
     def _propagate(self, ts: _TypeState, out: Sends) -> None:

@@ -40,6 +40,8 @@ def _matcher_tables(m: Any) -> dict[str, int]:
 
 
 def _summary_tables(s: Any) -> dict[str, int]:
+    if s.name == "none":  # NoSummary: no broker upstream reads one, none is kept
+        return {}
     if s.name == "poset":
         return {"poset": len(s.poset), **{f"poset.{k}": v for k, v in _matcher_tables(s.poset).items()}}
     out = {"entries": len(s.entries), "aggs": len(s.aggs), "cache": len(s._cache),
