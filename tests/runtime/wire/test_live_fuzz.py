@@ -139,5 +139,7 @@ def test_a_live_broker_survives_100000_mutated_frames(caplog, broker_server):
     semantic = [r for r in caplog.records if r.name == "eventpy.broker" and "refused" in r.getMessage()]
     wire = [r for r in caplog.records if r.name == "eventpy.tcp" and ("refused" in r.getMessage()
                                                                      or "closing" in r.getMessage())]
-    assert refused > 10_000 and len(semantic) == refused  # each refusal logged, with its reason
+    # each refusal counted; the log says the first few of one link a minute, with their reasons
+    # (eventpy/runtime/_log_limit.py: a flood of bad messages does not flood the broker's disk)
+    assert refused > 10_000 and 1 <= len(semantic) <= 10
     assert len(wire) >= bad and all(": " in r.getMessage() for r in semantic[:100] + wire[:100])
