@@ -57,36 +57,53 @@ class Inbox:
 
     # -- any thread but the loop's -----------------------------------------------------------------
     def put(self, item: Any) -> bool:
-        """Add `item`, waiting while the inbox is full; False (dropped) if the inbox is closed or
-        its loop has closed. On the loop's own thread it cannot wait: RuntimeError when full."""
-        ended = False
+        """Add `item`, waiting while the inbox is full; False (dropped) if the inbox is closed, or
+        its source or its loop has. On the loop's own thread it cannot wait: RuntimeError when full."""
+        loop_ended = wake = False
         with self._lock:
             while True:
                 if self._closed:
                     return False
                 if self._loop.is_closed():
-                    self._closed = ended = True
+                    loop_ended = True
+                    self._closed = True
                     self._room.notify_all()
                     break
+                if self._source_closed is not None and self._source_closed():
+                    # closed by its node or shutdown(), whose wait for the running callbacks this
+                    # delivery would otherwise hold for the whole 5 s
+                    wake = self._close_locked()
+                    break
                 if len(self._items) < self.maxsize:
+                    self._items.append(item)
+                    if len(self._items) > self.peak:
+                        self.peak = len(self._items)
+                    wake = self._wake_wanted()
                     break
                 if asyncio._get_running_loop() is self._loop:
                     raise RuntimeError("Inbox.put on its own loop's thread with the inbox full: it would "
                                        "wait for itself")
                 self._room.wait(_POLL)
-            if not ended:
-                self._items.append(item)
-                if len(self._items) > self.peak:
-                    self.peak = len(self._items)
-                wake = bool(self._getters) and not self._wake_queued
-                if wake:
-                    self._wake_queued = True
-        if ended:
+            queued = not self._closed
+        if loop_ended:
             self._loop_ended()
-            return False
         if wake:
             self._call_on_loop(self._wake)
-        return True
+        return queued
+
+    def _wake_wanted(self) -> bool:
+        """Under the lock: True if the caller is to wake the loop (a consumer waits and no
+        wake-up is queued yet); it is then counted as queued."""
+        if self._getters and not self._wake_queued:
+            self._wake_queued = True
+            return True
+        return False
+
+    def _close_locked(self) -> bool:
+        """Under the lock: closed, puts waiting for room told; True if the loop is to be woken."""
+        self._closed = True
+        self._room.notify_all()
+        return self._wake_wanted()
 
     def _call_on_loop(self, fn: Callable[[], None]) -> None:
         try:
@@ -168,11 +185,7 @@ class Inbox:
         with self._lock:
             if self._closed:
                 return
-            self._closed = True
-            self._room.notify_all()
-            wake = bool(self._getters) and not self._wake_queued
-            if wake:
-                self._wake_queued = True
+            wake = self._close_locked()
         if wake:
             if asyncio._get_running_loop() is self._loop:
                 self._wake()

@@ -252,3 +252,21 @@ def test_subscribe_checks_its_arguments_on_the_callers_line():
         return tb.tb_frame.f_code.co_filename
 
     assert asyncio.run(main()) == __file__
+
+
+def test_shutdown_does_not_wait_for_a_delivery_held_by_a_full_inbox(caplog):
+    async def main():
+        node = eventpy.connect()
+        sub = aio.subscribe(node, Q, "n >= 0", maxsize=1)
+        for i in range(3):
+            await aio.publish(node, Q, n=i)
+        while sub.inbox.qsize() < 1:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # the second delivery is waiting for room
+        with caplog.at_level(logging.WARNING, logger="eventpy"):
+            await asyncio.to_thread(eventpy.shutdown)  # closes the subscription under the delivery
+        return [e.n async for e in sub], sub.closed
+
+    assert asyncio.run(main()) == ([0], True)
+    # it waited 5 s for the delivery, then said so: the delivery did not see its subscription close
+    assert not [r.getMessage() for r in caplog.records if "still running" in r.getMessage()]
