@@ -34,7 +34,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
-from .runtime._aio_inbox import Inbox, InboxClosed
+from .runtime._aio_inbox import Inbox, InboxClosed, running_loop
 from .runtime._boundary import stays_cut
 from .runtime.api import Node, Subscription
 from .runtime.api import confirm as _confirm
@@ -125,7 +125,7 @@ def subscribe(node: Node, etype: Any, guard: str = "True", params: Mapping[str, 
               *, maxsize: int = 1024, rum: Any = None) -> AsyncSubscription:
     """`node.subscribe(etype, guard, params, rum=rum)` with the events in an Inbox of at most
     `maxsize` of the running loop (call it on the loop; it does not wait)."""
-    loop = asyncio.get_running_loop()
+    loop = running_loop("an eventpy.aio subscription")
     holder: list[Subscription] = []
 
     def unsubscribe_at_loop_end() -> None:  # on a delivery thread, once: nobody can take events now

@@ -43,7 +43,7 @@ class Inbox:
         delivery thread, when a put finds the loop closed."""
         if type(maxsize) is not int or maxsize < 1:
             raise ValueError(f"maxsize is the number of events an inbox holds, at least 1, not {maxsize!r}")
-        self._loop = loop if loop is not None else asyncio.get_running_loop()
+        self._loop = loop if loop is not None else running_loop("an eventpy.aio Inbox")
         self.maxsize = maxsize
         self._items: deque = deque()
         self._lock = threading.Lock()
@@ -203,6 +203,16 @@ class Inbox:
 
     def __repr__(self) -> str:
         return f"<eventpy.aio.Inbox {len(self._items)}/{self.maxsize}{' closed' if self._closed else ''}>"
+
+
+def running_loop(what: str) -> asyncio.AbstractEventLoop:
+    """The running loop, or a RuntimeError saying where `what` is made (asyncio's says only "no
+    running event loop")."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(f"{what} belongs to the asyncio loop that makes it: make it in a coroutine "
+                           "(no loop runs here)") from None
 
 
 def _settle(f: asyncio.Future) -> None:

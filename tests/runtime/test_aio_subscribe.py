@@ -270,3 +270,12 @@ def test_shutdown_does_not_wait_for_a_delivery_held_by_a_full_inbox(caplog):
     assert asyncio.run(main()) == ([0], True)
     # it waited 5 s for the delivery, then said so: the delivery did not see its subscription close
     assert not [r.getMessage() for r in caplog.records if "still running" in r.getMessage()]
+
+
+def test_made_without_a_running_loop_says_where_to_make_it():
+    node = eventpy.connect()
+    with pytest.raises(RuntimeError, match="make it in a coroutine"):
+        aio.subscribe(node, Q, "n > 0")
+    with pytest.raises(RuntimeError, match="make it in a coroutine"):
+        aio.Inbox()
+    assert not node._local.core.subs  # nothing subscribed
