@@ -148,3 +148,17 @@ def test_the_eventpyc_commands_do_what_their_comments_say(tmp_path, monkeypatch,
     path_line_col, line, caret = capsys.readouterr().err.splitlines()[:3]
     assert re.match(r"src/bad\.epy:\d+:\d+: error: ", path_line_col), path_line_col
     assert "self.limt" in line and caret.strip() == "^"
+
+
+def test_the_aio_block_prints_what_its_comment_says():
+    import asyncio
+
+    from eventpy import aio
+
+    (block,) = [b for b in BLOCKS if "aio.subscribe(node, Quote" in b]
+    ns: dict = {"eventpy": eventpy, "aio": aio, "Quote": eventpy.EventType("stocks.Quote", firm=str, price=float)}
+    exec(compile(block, "README aio block", "exec"), ns)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        asyncio.run(asyncio.wait_for(ns["main"](), 60))
+    assert out.getvalue() == "9.5\n"

@@ -22,8 +22,9 @@ from typing import Any, Callable
 log = logging.getLogger("eventpy.delivery")
 
 HOW_TO_HAND_OVER = (
-    "event callbacks run on EventPy's delivery threads, not on an asyncio loop: give a plain "
-    "function that hands each event to the loop, e.g. "
+    "event callbacks run on EventPy's delivery threads, not on an asyncio loop: subscribe with "
+    "eventpy.aio (sub = aio.subscribe(node, etype, guard); async for event in sub: a bounded inbox "
+    "of the loop), or give a plain function that hands each event to the loop, e.g. "
     "on_event=lambda e: loop.call_soon_threadsafe(queue.put_nowait, e), or "
     "on_event=lambda e: asyncio.run_coroutine_threadsafe(handler(e), loop) "
     "(loop = asyncio.get_running_loop(), taken on the loop)")

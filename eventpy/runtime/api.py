@@ -276,11 +276,31 @@ class Node:
                     break
         return values
 
-    def _publish_values(self, etype: EventType, values: tuple) -> None:
-        """`publish` of values `_values` checked."""
-        seq = self._local.publish(etype, values)
+    def _publish_values(self, etype: EventType, values: tuple, wait: bool = True) -> bool:
+        """`publish` of values `_values` checked; with `wait=False`, False (nothing published)
+        instead of waiting for room in a full outbox."""
+        seq = self._local.publish(etype, values, wait)
+        if seq is None:
+            return False
         if _here.running:  # asked inline: publish is the hot path
             _published_by_callback(self.name, seq)
+        return True
+
+    def _publish_if_room(self, etype: Any, attrs: Mapping[str, Any]) -> bool:
+        """`publish` that returns False, having published nothing, where `publish` would wait for
+        room in a full outbox (eventpy.aio waits for it off its loop's thread, then asks again)."""
+        try:
+            if type(etype) is not EventType:
+                etype = _event_type_of(etype, "publish")
+            values = self._values(etype, attrs)
+        except (TypeError, ValueError) as e:
+            callers_mistake(e)
+            raise  # (_boundary)
+        try:
+            return self._publish_values(etype, values, wait=False)
+        except SchemaRefused as e:
+            callers_mistake(e)
+            raise  # (_boundary)
 
     def advertise(self, etype: Any) -> None:
         """Tell the overlay this node publishes `etype`: an EventType, or an event method of an

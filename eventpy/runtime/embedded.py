@@ -80,10 +80,15 @@ class LocalNode:
         self.overlay.wake(self)
         return result
 
-    def publish(self, etype: Any, values: tuple) -> int:
-        """`send` of a publication without the closure (every event goes through here); its seq."""
+    def publish(self, etype: Any, values: tuple, wait: bool = True) -> int | None:
+        """`send` of a publication without the closure (every event goes through here); its seq.
+        With `wait=False`, None instead of waiting for room in a full outbox (eventpy.aio waits
+        for it off its loop's thread)."""
         with self.lock:
             if len(self.core.outbox) >= self.max_outbox:
+                if not wait and not self.closed:
+                    self.overlay.wake(self)  # lock order: node lock, then the overlay's
+                    return None
                 self._wait_for_room()
             if self.closed:
                 raise RuntimeError(f"node {self.link} is closed")
@@ -119,6 +124,18 @@ class LocalNode:
                 self.room.wait(remaining)
         finally:
             self._waiting -= 1
+
+    def wait_for_room(self, timeout: float) -> bool:
+        """Wait until the outbox has room or the node closes (True), at most `timeout` seconds
+        (False); publishes nothing (eventpy.aio's publish waits here on a thread of its own, and
+        then publishes from its loop, so a cancelled publish has published nothing)."""
+        with self.lock:
+            self.overlay.wake(self)
+            self._waiting += 1
+            try:
+                return self.room.wait_for(lambda: self.closed or len(self.core.outbox) < self.max_outbox, timeout)
+            finally:
+                self._waiting -= 1
 
     def flush(self, budget: float | None = None) -> tuple[tuple, threading.Event]:
         """A barrier (`drain`): the event is set when the broker answers the FLUSH; then
