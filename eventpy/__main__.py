@@ -81,10 +81,10 @@ def _print_program_traceback(e: BaseException) -> None:
     user's business (and a traceback starting in eventpy reads like a crash of eventpy)."""
     import runpy
 
-    from eventpy.compiler import importhook
+    from eventpy.compiler import _epy_loader, importhook
 
     tb = e.__traceback__
-    runner = {__file__, importhook.__file__, runpy.__file__, "<frozen runpy>"}
+    runner = {__file__, importhook.__file__, _epy_loader.__file__, runpy.__file__, "<frozen runpy>"}
     while tb is not None and tb.tb_frame.f_code.co_filename in runner:
         tb = tb.tb_next
     sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python's own printing (with its "Did you mean"), or the program's hook

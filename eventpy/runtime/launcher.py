@@ -8,7 +8,6 @@ per broker. `up` returns when every broker accepts connections and every link is
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import fcntl
 import json
@@ -23,7 +22,8 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .broker import DEFAULT_TTL, Broker
+# (the broker, its matchers and numpy are imported by `eventpy broker` only, in run_broker:
+# `overlay status` and `overlay down` need none of them)
 from .overlay import TOPOLOGIES, Topology, TopologyError, make_topology
 
 if TYPE_CHECKING:
@@ -128,6 +128,9 @@ def _links(path: Path, links: Any) -> tuple[tuple[str, str], ...]:
 
 def run_broker(config: Path, name: str) -> int:
     """`eventpy broker --config FILE --id NAME`: one broker in the foreground."""
+    import asyncio  # (here, as the broker: `overlay status` and `down` have no event loop)
+
+    from .broker import DEFAULT_TTL, Broker
     from .transports.tcp import BrokerServer, tune_gc_for_server
 
     cfg = read_config(config)
@@ -183,6 +186,8 @@ async def _serve_until_signalled(server: BrokerServer, listening: _PidFile | Non
     close the links and return. The handlers run on the loop, between its callbacks: a Python
     signal handler raised SystemExit inside whatever the loop was doing, and tasks cancelled in
     that state logged tracebacks."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, server.shutdown, sig.name)
