@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing: ~15 ms)
-from ._version import __version__  # (--version, HELLO refusals)
+
+from ._version import __version__  # noqa: F401  (--version, HELLO refusals)
 
 # public name -> the module that defines it (each exception sets its own __module__ to "eventpy",
 # so a traceback's last line says `eventpy.GuardError: ...` however it was imported)
@@ -49,6 +50,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the names, as the eager package had them
+    from typing import Any
+
     from .guards import GuardError
     from .runtime._elapsed import elapsed
     from .runtime.api import (Node, Subscription, UpdateNotConfirmed, confirm, connect, default_node, drain,

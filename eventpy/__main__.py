@@ -245,8 +245,9 @@ def parser() -> argparse.ArgumentParser:
     overlay.add_argument("--brokers", type=int, help="how many brokers (default: 3; not with a TOML file)")
     overlay.add_argument("--topology", default="line", help="line, star, tree, random, or a TOML file (default: line)")
     overlay.add_argument("--host", help="the address the brokers listen on (default: 127.0.0.1; not with a TOML file)")
-    overlay.add_argument("--port", type=int, help="the first broker's port, then +1, +2 ... (default: 7100; not "
-                                                  "with a TOML file)")
+    overlay.add_argument("--port", type=int, help="the first broker's port, then +1, +2 ... (default: 7100; 0: "
+                                                  "free ports the launcher picks, which it prints; not with a TOML "
+                                                  "file)")
     # None: the topology file's choice, else the default in the help (a flag that disagrees with
     # the file is an error rather than ignored)
     overlay.add_argument("--mode", choices=("parametric", "resub"), help="default: parametric")
