@@ -9,7 +9,6 @@ per broker. `up` returns when every broker accepts connections and every link is
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import sys
@@ -18,11 +17,11 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-# (the broker, its matchers and numpy are imported by `eventpy broker` only, in run_broker:
-# `overlay status` and `overlay down` need none of them)
-from .overlay import Topology, TopologyError
-
+# The broker, its matchers and numpy, asyncio and logging are imported by `eventpy broker` only,
+# in run_broker, and the topologies by what reads a configuration: `overlay status` and `overlay
+# down` need none of them (tests/test_startup.py)
 if TYPE_CHECKING:
+    from .overlay import Topology
     from .transports.tcp import BrokerServer
 
 DEFAULT_RUN_DIR = Path(".eventpy/overlay")
@@ -71,6 +70,8 @@ def read_config(path: Path) -> dict[str, Any]:
             raise SystemExit(f"{path}: {key} is {what}, a number above 0, not {seconds!r}")
     brokers = cfg.get("brokers")
     _check_brokers(path, brokers)
+    from .overlay import Topology, TopologyError
+
     try:
         cfg["topology"] = Topology(tuple(brokers), _links(path, cfg.get("links", [])))
     except TopologyError as e:
@@ -132,6 +133,8 @@ def run_broker(config: Path, name: str) -> int:
     cfg = read_config(config)
     if name not in cfg["brokers"]:
         raise SystemExit(f"{config}: no broker named {name!r} (have {', '.join(cfg['brokers'])})")
+    import logging
+
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {name} %(levelname)s %(message)s")
     me = cfg["brokers"][name]
     topo: Topology = cfg["topology"]
