@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import sys
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing: ~15 ms)
 
@@ -46,7 +48,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted((set(globals()) | set(_LAZY)) - {"TYPE_CHECKING", "annotations", "importlib"})
+    return sorted((set(globals()) | set(_LAZY)) - {"TYPE_CHECKING", "annotations", "atexit", "importlib", "sys"})
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the names, as the eager package had them
@@ -59,6 +61,19 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the names, as the eager pa
     from .runtime.client import SchemaRefused, UpdateMonitor, event_info
     from .runtime.lang import FieldDeadlock
     from .runtime.model import Event, EventType
+
+
+
+def _at_exit() -> None:
+    """What the process owes at its end (runtime/_exit.py), once the runtime was used. Registered
+    here, at `import eventpy`, as when that imported the runtime: the program's atexit handlers
+    registered after it run before it (last in, first out), so what they publish is delivered."""
+    owed = sys.modules.get("eventpy.runtime._exit")
+    if owed is not None:
+        owed.at_exit()
+
+
+atexit.register(_at_exit)
 
 from .compiler import importhook as _importhook  # noqa: E402  (`import stock` finds stock.epy)
 

@@ -136,3 +136,29 @@ def test_a_guard_mistake_is_still_named_eventpy_guard_error():
     out = subprocess.run([sys.executable, "-c", "import eventpy\nQ = eventpy.EventType('Q', p=float)\n"
                           "eventpy.connect().subscribe(Q, 'p <')"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "\neventpy.GuardError: <guard>:1:4: error:" in out.stderr, out.stderr
+
+
+_PUBLISHES_AT_EXIT = """
+import atexit
+
+import eventpy
+
+
+def last_words():  # registered after `import eventpy`, before the runtime is first used
+    node.publish(Q, x=1)
+
+
+atexit.register(last_words)
+node = eventpy.connect()
+Q = eventpy.EventType("t.Q", x=int)
+node.subscribe(Q, "x > 0", on_event=lambda e: print("delivered", flush=True))
+"""
+
+
+def test_the_exit_drain_keeps_its_place_among_the_programs_atexit_handlers():
+    """The runtime registered its exit drain when `import eventpy` imported it: a handler the
+    program registered afterwards ran before the drain, and what it published was delivered.
+    Registered when the runtime was first used instead, the drain ran first and closed the node:
+    the handler's publish raised 'node ... is closed'."""
+    out = subprocess.run([sys.executable, "-c", _PUBLISHES_AT_EXIT], capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "delivered\n", ""), out
