@@ -86,3 +86,14 @@ def test_ctrl_c_in_the_program_run_still_shows_the_programs_traceback(tmp_path):
     lines = out.stderr.splitlines()
     assert lines[0] == "Traceback (most recent call last):" and lines[-1] == "KeyboardInterrupt", out.stderr
     assert f'File "{tmp_path / "prog.py"}", line 1, in <module>' in out.stderr, out.stderr
+
+
+def test_ctrl_c_in_a_package_run_with_m_is_the_programs_too(tmp_path):
+    """`eventpy run -m app`: app/__init__.py is the program's, although importlib runs it."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("import wave\n")
+    (tmp_path / "app" / "__main__.py").write_text("print('after')\n")
+    out = _interrupted_at("wave", EVENTPY, "eventpy", "run", "-m", "app", cwd=tmp_path)
+    assert out.returncode == 130 and "after" not in out.stdout, out
+    assert f'File "{tmp_path / "app" / "__init__.py"}", line 1, in <module>' in out.stderr, out.stderr
+    assert out.stderr.splitlines()[-1] == "KeyboardInterrupt", out.stderr
