@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
-import functools
+# Only what every command needs is imported here, before main(): a Ctrl-C from main() on is
+# reported in one line (_interrupted), and each command imports what it uses when it runs
+# (tests/test_startup.py checks that the light ones load nothing heavy).
 import os
-import signal
 import sys
-from pathlib import Path
-from typing import Any, Callable
 
-from ._version import add_version_option
+from ._interrupted import interrupted
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Callable
 
 
 def _positive(kind: type) -> Callable[[str], Any]:
     """An argparse type: a number of `kind` above 0 (a usage error otherwise)."""
+    import argparse
+
     def parse(text: str) -> Any:
         try:
             value = kind(text)
@@ -76,17 +81,35 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_program_traceback(e: BaseException) -> None:
-    """The traceback from the program's first frame on: the runner's frames above it are not the
-    user's business (and a traceback starting in eventpy reads like a crash of eventpy)."""
+def _program_frames(e: BaseException) -> Any:
+    """The traceback of `e` from the program's first frame on (None if it never reached one): the
+    runner's frames above it are not the user's business (and a traceback starting in eventpy
+    reads like a crash of eventpy)."""
     import runpy
 
-    from eventpy.compiler import importhook
+    from eventpy.compiler import _epy_loader, importhook
 
     tb = e.__traceback__
-    runner = {__file__, importhook.__file__, runpy.__file__, "<frozen runpy>"}
+    runner = {__file__, importhook.__file__, _epy_loader.__file__, runpy.__file__, "<frozen runpy>"}
     while tb is not None and tb.tb_frame.f_code.co_filename in runner:
         tb = tb.tb_next
+    return tb
+
+
+def _before_the_program(e: KeyboardInterrupt) -> bool:
+    """Did the Ctrl-C come while the program was being compiled or found (eventpy's frames, or
+    importlib's finding and loading it), before any line of it ran?"""
+    tb = _program_frames(e)
+    if tb is None:
+        return True
+    where = tb.tb_frame.f_code.co_filename
+    return where.startswith(os.path.dirname(os.path.abspath(__file__)) + os.sep) or where.startswith(
+        "<frozen importlib")
+
+
+def _print_program_traceback(e: BaseException) -> None:
+    """The traceback from the program's first frame on (_program_frames)."""
+    tb = _program_frames(e)
     sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python's own printing (with its "Did you mean"), or the program's hook
 
 
@@ -96,6 +119,8 @@ def _stop_on_sigterm() -> None:
     killed it at once, without its exit handlers, and what it had published and not yet sent was
     lost without a word. A second SIGTERM ends it at once; a handler the program installs wins,
     and a SIGTERM its parent ignores stays ignored."""
+    import signal
+
     def stop(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         raise SystemExit(128 + signum)  # a shell's and a container runtime's "stopped by SIGTERM"
@@ -105,6 +130,9 @@ def _stop_on_sigterm() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import functools
+    from pathlib import Path
+
     from eventpy.compiler import CompileError, CompileErrors
     from eventpy.compiler.importhook import run_module, run_path
 
@@ -124,32 +152,42 @@ def _run(args: argparse.Namespace) -> int:
         sys.argv = [args.file, *args.args]
         sys.path.insert(0, str(path.resolve().parent))  # as `python main.py`: the modules beside it import
         start = functools.partial(run_path, args.file)
+    # what the program's first line imports (and the drain below needs), loaded here: a Ctrl-C
+    # meanwhile is one of starting up (one line), not one in the program (its traceback)
+    from eventpy.runtime import api, lang  # noqa: F401
     _stop_on_sigterm()
     try:
         start()
     except (CompileError, CompileErrors) as e:
         print(e.render(), file=sys.stderr)
         return 1
-    except (Exception, KeyboardInterrupt) as e:  # the program's own: show its frames, as `python f.py` does
+    except KeyboardInterrupt as e:
+        if _before_the_program(e):
+            raise  # main() says it in one line
+        _print_program_traceback(e)  # the program's own, as `python f.py` shows it
+        return 130
+    except Exception as e:  # the program's own: show its frames, as `python f.py` does
         _print_program_traceback(e)
-        return 130 if isinstance(e, KeyboardInterrupt) else 1
+        return 1
     finally:
-        import eventpy
-
         try:
-            eventpy.drain(timeout=5.0)  # as the exit drain of README: up to 5 s
+            api.drain(timeout=5.0)  # as the exit drain of README: up to 5 s
         except TimeoutError:
             pass
     return 0
 
 
 def _broker(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from eventpy.runtime.launcher import run_broker
 
     return run_broker(Path(args.config), args.id)
 
 
 def _overlay(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from eventpy.runtime import launcher
 
     run_dir = Path(args.run_dir)
@@ -173,6 +211,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The `eventpy` command line: every subcommand and its options."""
+    import argparse
+
+    from ._version import add_version_option
+
     parser = argparse.ArgumentParser(prog="eventpy", description=__doc__)
     add_version_option(parser, "eventpy")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -203,8 +245,9 @@ def parser() -> argparse.ArgumentParser:
     overlay.add_argument("--brokers", type=int, help="how many brokers (default: 3; not with a TOML file)")
     overlay.add_argument("--topology", default="line", help="line, star, tree, random, or a TOML file (default: line)")
     overlay.add_argument("--host", help="the address the brokers listen on (default: 127.0.0.1; not with a TOML file)")
-    overlay.add_argument("--port", type=int, help="the first broker's port, then +1, +2 ... (default: 7100; not "
-                                                  "with a TOML file)")
+    overlay.add_argument("--port", type=int, help="the first broker's port, then +1, +2 ... (default: 7100; 0: "
+                                                  "free ports the launcher picks, which it prints; not with a TOML "
+                                                  "file)")
     # None: the topology file's choice, else the default in the help (a flag that disagrees with
     # the file is an error rather than ignored)
     overlay.add_argument("--mode", choices=("parametric", "resub"), help="default: parametric")
@@ -226,8 +269,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    return args.func(args)
+    try:
+        args = parser().parse_args(argv)
+        return args.func(args)
+    except KeyboardInterrupt:  # while it starts (its imports) or works: one line, not a traceback
+        return interrupted("eventpy")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,14 @@ def test_the_overlay_benchmark_runs_real_processes_and_reports_every_key():
     assert check["result"] == ("PASS" if row["events_per_s"] / row["relay_events_per_s"] >= 0.5 else "FAIL")
 
 
+def test_the_startup_benchmark_times_every_command_against_another_checkout():
+    rows = run_bench("tools/bench/startup.py", "--json", "--repeats", "1", "--against", str(ROOT))
+    assert [r["command"] for r in rows][:3] == ["python -c pass", "import eventpy", "eventpy --version"]
+    assert "eventpy overlay status (3 brokers)" in [r["command"] for r in rows]
+    for r in rows:
+        assert r["this_ms"] > 0 and r["against_ms"] > 0 and r["ratio"] == round(r["this_ms"] / r["against_ms"], 2), r
+
+
 def test_the_hops_benchmark_reports_every_part_against_the_relay():
     rows = run_bench("tools/bench/hops.py", "--json", "--quick", "--events", "2000")
     assert [r["part"] for r in rows] == ["relay (decode + re-send)", "decode", "broker, middle", "broker, edge",

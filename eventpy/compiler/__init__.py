@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ._diagnostics import CompileError, CompileErrors, InternalError, Where
 
 for _exc in (CompileError, CompileErrors):
@@ -20,6 +18,8 @@ def compile_source(source: str, path: str = "<epy>", module_name: str | None = N
     from ._source import check_characters
 
     if module_name is None:
+        from pathlib import Path  # (here: `import eventpy` imports this package for the import hook)
+
         module_name = Path(path).stem if path and not path.startswith("<") else "__main__"
     Where.line = 1
     # as Python reads it: \r\n and \r end lines as \n does (eventpyc and the import hook read

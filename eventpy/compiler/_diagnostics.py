@@ -3,8 +3,6 @@ are `CompileError`s; anything else escaping the compiler is reported as an inter
 
 from __future__ import annotations
 
-import re
-
 from ._lines import translate_newlines
 
 
@@ -25,6 +23,8 @@ class CompileError(Exception):
             return head
         # a tab as one space, under which the caret is counted; a lone surrogate (only a str
         # holds one) as U+FFFD, which can be printed
+        import re  # (here: `import eventpy` imports this module, and a program may never need it)
+
         text = re.sub("[\ud800-\udfff]", "\ufffd", lines[self.line - 1].expandtabs(1))
         return f"{head}\n    {text}\n    {' ' * max(0, self.column - 1)}^"
 

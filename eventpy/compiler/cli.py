@@ -11,14 +11,13 @@ Exit status: 0 when everything compiled, 1 for errors in the sources, 2 for an i
 
 from __future__ import annotations
 
-import argparse
+# sys alone before main(): what it imports is inside its try, so that a Ctrl-C while eventpyc
+# starts is one line (main), and `--version` loads no more than it prints
 import sys
-import traceback
-from pathlib import Path
 
-from .._version import add_version_option
-from . import CompileError, CompileErrors, InternalError, compile_source
-from ._source import read
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _sources(paths: list[Path]) -> list[Path]:
@@ -32,6 +31,11 @@ def _sources(paths: list[Path]) -> list[Path]:
 
 
 def compile_file(src: Path, out: Path | None, check: bool) -> int:
+    import traceback
+
+    from . import CompileError, CompileErrors, InternalError, compile_source
+    from ._source import read
+
     try:
         raw = src.read_bytes()
         text, encoding = read(str(src))
@@ -69,6 +73,20 @@ def compile_file(src: Path, out: Path | None, check: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # while it starts (lark, libcst) or compiles: one line, not a traceback
+        from .._interrupted import interrupted
+
+        return interrupted("eventpyc")
+
+
+def _main(argv: list[str] | None) -> int:
+    import argparse
+    from pathlib import Path
+
+    from .._version import add_version_option
+
     parser = argparse.ArgumentParser(prog="eventpyc", description="Compile EventPy (.epy) to Python.")
     add_version_option(parser, "eventpyc")
     parser.add_argument("paths", nargs="+", type=Path, help=".epy files or folders")

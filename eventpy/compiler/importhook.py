@@ -4,73 +4,42 @@ its lines (the compiler never moves a line)."""
 
 from __future__ import annotations
 
-import importlib.abc
+# Only what the finders need, at import: `import eventpy` installs them, so every program and
+# every `eventpy` command loads this module. The loader and the compiler (_epy_loader) come with
+# the first .epy module found; os.path rather than pathlib, which costs more than the rest.
 import importlib.machinery
-import importlib.util
 import os
-import re
 import sys
-from pathlib import Path
-from typing import Any
-
-from importlib._bootstrap import _call_with_frames_removed  # type: ignore[attr-defined]
 
 from .._version import GENERATED_INTERFACE
-from . import CompileError, CompileErrors, compile_source
-from ._positions import compile_epy
-from ._source import decode, read
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing)
+if TYPE_CHECKING:
+    from typing import Any
 
 
-def _compiled(source: str, path: str, module_name: str) -> str:
-    """compile_source for an import; a CompileError keeps no frame of the compiler (_boundary)."""
-    try:
-        return compile_source(source, path, module_name)
-    except (CompileError, CompileErrors) as e:
-        e.__traceback__ = None
-        raise
+def __getattr__(name: str) -> Any:
+    if name == "EpyLoader":  # as before the split (eventpy.compiler.importhook.EpyLoader)
+        from ._epy_loader import EpyLoader
+
+        return EpyLoader
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class EpyLoader(importlib.abc.SourceLoader):
-    def __init__(self, fullname: str, path: str) -> None:
-        self.fullname = fullname
-        self.path = path
-
-    def get_filename(self, fullname: str) -> str:
-        return self.path
-
-    def get_data(self, path: str) -> bytes:
-        return Path(path).read_bytes()
-
-    def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]
-        source = decode(data, str(path))[0] if isinstance(data, bytes) else data
-        try:
-            python = _call_with_frames_removed(_compiled, source, str(path), self.fullname.rpartition(".")[2])
-        except (CompileError, CompileErrors) as e:
-            # a mistake in the .epy, shown as Python shows a SyntaxError in a module it imports:
-            # the program's `import` line, then the error. With this frame gone, the traceback's
-            # frames below the program's are importlib's up to _call_with_frames_removed, which
-            # Python leaves out; they were importlib's, this loader's and the compiler's
-            if e.__traceback__ is not None:
-                e.__traceback__ = e.__traceback__.tb_next
-            raise
-        return compile_epy(python, source, str(path))
-
-    def path_stats(self, path: str) -> dict:  # no bytecode cache for .epy
-        raise OSError
-
-
-class EpyFinder(importlib.abc.MetaPathFinder):
+class EpyFinder:  # a meta path finder (importlib.abc.MetaPathFinder has nothing it needs)
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         name = fullname.rpartition(".")[2]
         for entry in path if path is not None else sys.path:
-            candidate = Path(entry or ".") / f"{name}.epy"
-            if candidate.is_file():
-                loader = EpyLoader(fullname, str(candidate))
-                return importlib.util.spec_from_file_location(fullname, str(candidate), loader=loader)
+            if os.path.isfile(os.path.join(entry or ".", f"{name}.epy")):
+                from pathlib import Path
+
+                from ._epy_loader import epy_spec
+
+                return epy_spec(fullname, str(Path(entry or ".") / f"{name}.epy"))  # (named as it was)
         return None
 
 
-class StaleFinder(importlib.abc.MetaPathFinder):
+class StaleFinder:
     """Just before PathFinder: `eventpyc stock.epy` writes stock.py beside it, which PathFinder
     would import even after stock.epy was edited. A module found as X.py beside an X.epy that is
     newer is imported from X.epy, with a warning (the .py would still be run by plain `python`).
@@ -111,8 +80,8 @@ class StaleFinder(importlib.abc.MetaPathFinder):
             names = self._listing(directory)
             if name in names:  # a package: with an __init__.epy (and no newer __init__.py), ours
                 # (absolute, as Python makes a package's __path__ and __file__ from '' on sys.path)
-                spec = self._package(fullname, Path(os.path.abspath(directory), name))
-                if spec is not None or Path(directory, name, "__init__.py").is_file():
+                spec = self._package(fullname, os.path.join(os.path.abspath(directory), name))
+                if spec is not None or os.path.isfile(os.path.join(directory, name, "__init__.py")):
                     return spec  # (a plain package: PathFinder's)
             if py_name not in names:
                 if epy_name in names:
@@ -120,61 +89,69 @@ class StaleFinder(importlib.abc.MetaPathFinder):
                 continue
             if epy_name not in names:
                 return None  # a plain module: PathFinder imports it
-            py, epy = Path(directory, py_name), Path(directory, epy_name)
+            py, epy = os.path.join(directory, py_name), os.path.join(directory, epy_name)
             try:
-                if epy.stat().st_mtime <= py.stat().st_mtime:
+                if os.stat(epy).st_mtime <= os.stat(py).st_mtime:
                     by = _other_eventpyc(py)
-                    return None if by is None else self._epy_spec(fullname, py, epy, by=by)
+                    return None if by is None else self._epy_spec(fullname, directory, py_name, epy_name, by=by)
             except OSError:
                 return None
-            return self._epy_spec(fullname, py, epy)
+            return self._epy_spec(fullname, directory, py_name, epy_name)
         return None
 
-    def _package(self, fullname: str, folder: Path) -> Any:
+    def _package(self, fullname: str, folder: str) -> Any:
         """A folder with an `__init__.epy` is a package, as one with an `__init__.py` is (else
         Python makes it a namespace package and the __init__.epy is never run)."""
-        py, epy = folder / "__init__.py", folder / "__init__.epy"
+        py, epy = os.path.join(folder, "__init__.py"), os.path.join(folder, "__init__.epy")
         by = ""
         try:
-            if not epy.is_file():
+            if not os.path.isfile(epy):
                 return None  # PathFinder's: a plain package
-            if py.is_file() and epy.stat().st_mtime <= py.stat().st_mtime:
+            if os.path.isfile(py) and os.stat(epy).st_mtime <= os.stat(py).st_mtime:
                 by = _other_eventpyc(py) or ""
                 if not by:
                     return None  # PathFinder's: eventpyc compiled it since
         except OSError:
             return None
-        return self._epy_spec(fullname, py if py.is_file() else None, epy, package=folder, by=by)
+        return self._epy_spec(fullname, folder, "__init__.py" if os.path.isfile(py) else None, "__init__.epy",
+                              package=True, by=by)
 
     @staticmethod
-    def _epy_spec(fullname: str, py: Path | None, epy: Path, package: Path | None = None, by: str = "") -> Any:
-        if py is not None:
+    def _epy_spec(fullname: str, directory: str, py_name: str | None, epy_name: str, package: bool = False,
+                  by: str = "") -> Any:
+        """The spec of `directory/epy_name`, warning that the .py beside it (if any) is not imported."""
+        from pathlib import Path  # (the paths as they were always named: Path(".", "x.py") is x.py)
+
+        from ._epy_loader import epy_spec
+
+        epy = Path(directory, epy_name)
+        if py_name is not None:
             why = f"compiled by {by}" if by else "older than"
-            print(f"{py}: warning: {why} {epy.name} beside it; importing {epy.name} "
-                  f"(run eventpyc {epy.name} again, or delete {py.name})", file=sys.stderr)
-        loader = EpyLoader(fullname, str(epy))
-        return importlib.util.spec_from_file_location(
-            fullname, str(epy), loader=loader,
-            submodule_search_locations=[str(package)] if package is not None else None)
+            print(f"{Path(directory, py_name)}: warning: {why} {epy_name} beside it; importing {epy_name} "
+                  f"(run eventpyc {epy_name} again, or delete {py_name})", file=sys.stderr)
+        return epy_spec(fullname, str(epy), str(Path(directory)) if package else None)
 
 
 _BINDS = ("import eventpy.runtime.lang as __eventpy__", '__import__("eventpy.runtime.lang"')
-_MARK = re.compile(r'__eventpy__\.generated_for\((\d+), "([^"]*)"\)|\)\.generated_for\((\d+), "([^"]*)"\)')
+_MARK = r'__eventpy__\.generated_for\((\d+), "([^"]*)"\)|\)\.generated_for\((\d+), "([^"]*)"\)'
 
 
-def _other_eventpyc(py: Path) -> str | None:
+def _other_eventpyc(py: str) -> str | None:
     """Whether the .py beside a .epy was written by an eventpyc whose code calls another interface
     of the runtime than this one's (runtime/_generated.py): what wrote it ("an eventpyc older
     than the runtime's interface mark" for eventpy 0.1.0's, which wrote none), or None. Such a
     file may still run, or fail inside the runtime; its .epy is imported instead, as for a .py
     older than its .epy. A .py of plain Python (a .epy without constructs) binds no runtime."""
+    import re  # (re caches the compiled pattern)
+
     try:
-        text = py.read_text(encoding="utf-8", errors="replace")
+        with open(py, encoding="utf-8", errors="replace") as f:
+            text = f.read()
     except OSError:
         return None
     if not any(b in text for b in _BINDS):
         return None
-    mark = _MARK.search(text)
+    mark = re.search(_MARK, text)
     if mark is None:
         return "an eventpyc older than this runtime (eventpy 0.1.0's, before the interface mark)"
     interface, version = (mark.group(1), mark.group(2)) if mark.group(1) else (mark.group(3), mark.group(4))
@@ -194,6 +171,10 @@ def install() -> None:
 
 def run_path(path: str) -> None:
     """`python -m eventpy run file.epy`: compile in memory and run as __main__."""
+    from . import compile_source
+    from ._positions import compile_epy
+    from ._source import read
+
     source = read(path)[0]
     python = compile_source(source, path, "__main__")
     code = compile_epy(python, source, path)

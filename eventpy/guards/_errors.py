@@ -15,6 +15,8 @@ def source_lines(text: str) -> list[str]:
 class GuardError(ValueError):
     """A guard outside the language, or ill-typed. `str()` names the part and says why."""
 
+    __module__ = "eventpy"  # as a traceback's last line names it: eventpy.GuardError (its public name)
+
     def __init__(self, message: str, source: str = "", line: int = 0, column: int = 0,
                  filename: str = "<guard>") -> None:
         self.message = message

@@ -14,6 +14,8 @@ class FieldDeadlock(RuntimeError):
     """Two threads each hold a field lock the other waits for: raised in the thread that closed
     the cycle, so that its statement ends and releases its locks instead of both hanging."""
 
+    __module__ = "eventpy"  # as a traceback's last line names it: eventpy.FieldDeadlock (its public name)
+
 
 # Who waits for which FIFO lock (thread id -> lock), to find a cycle when a thread is about to
 # wait: a statement holds its fields' locks while it runs (Fig. 13), so `self.x, other.x = ...`

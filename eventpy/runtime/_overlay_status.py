@@ -24,9 +24,6 @@ def _members(run_dir: Path) -> set[str] | None:
 
 
 def show_status(run_dir: Path) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
     states = _statuses(run_dir)
     members = _members(run_dir)
     if members is not None:  # a file of a broker the overlay does not have says nothing of it
@@ -34,6 +31,9 @@ def show_status(run_dir: Path) -> int:
     if not states:
         print(f"eventpy overlay: no overlay in {run_dir}", file=sys.stderr)
         return 1
+    from rich.console import Console  # (once there is a table to draw)
+    from rich.table import Table
+
     table = Table(title=f"overlay in {run_dir}")
     for col in ("broker", "address", "pid", "alive", "links", "subscriptions", "received", "sent",
                 "msgs/s now", "msgs/s avg", "protocol"):

@@ -131,6 +131,8 @@ class UpdateNotConfirmed(TimeoutError):
     """A subscription change was not acknowledged in time (000 §9.3); `broker` names the broker
     (or brokers, comma-separated) that did not answer."""
 
+    __module__ = "eventpy"  # as a traceback's last line names it: eventpy.UpdateNotConfirmed (its public name)
+
     def __init__(self, broker: str, timeout: float, why: str = "", waited: float | None = None) -> None:
         # `waited`: how long the brokers waited for the one named, when that is less than the
         # timeout (they give up first, so that its name reaches the program in time)

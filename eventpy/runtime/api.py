@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import atexit
 import os
 import time
 from collections import Counter
@@ -374,4 +373,5 @@ def shutdown() -> None:
         r.stop()
 
 
-atexit.register(_exit.at_exit)
+# _exit.at_exit runs at exit from eventpy/__init__.py: registered at `import eventpy`, not here when the
+# runtime is first used, so that it keeps its place among the program's atexit handlers

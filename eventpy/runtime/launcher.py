@@ -8,25 +8,20 @@ per broker. `up` returns when every broker accepts connections and every link is
 
 from __future__ import annotations
 
-import asyncio
-import errno
-import fcntl
 import json
-import logging
 import os
 import signal
-import subprocess
 import sys
-import threading
 import time
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .broker import DEFAULT_TTL, Broker
-from .overlay import TOPOLOGIES, Topology, TopologyError, make_topology
-
+# The broker, its matchers and numpy, asyncio and logging are imported by `eventpy broker` only,
+# in run_broker, and the topologies by what reads a configuration: `overlay status` and `overlay
+# down` need none of them (tests/test_startup.py)
 if TYPE_CHECKING:
+    from .overlay import Topology
     from .transports.tcp import BrokerServer
 
 DEFAULT_RUN_DIR = Path(".eventpy/overlay")
@@ -75,6 +70,8 @@ def read_config(path: Path) -> dict[str, Any]:
             raise SystemExit(f"{path}: {key} is {what}, a number above 0, not {seconds!r}")
     brokers = cfg.get("brokers")
     _check_brokers(path, brokers)
+    from .overlay import Topology, TopologyError
+
     try:
         cfg["topology"] = Topology(tuple(brokers), _links(path, cfg.get("links", [])))
     except TopologyError as e:
@@ -128,11 +125,16 @@ def _links(path: Path, links: Any) -> tuple[tuple[str, str], ...]:
 
 def run_broker(config: Path, name: str) -> int:
     """`eventpy broker --config FILE --id NAME`: one broker in the foreground."""
+    import asyncio  # (here, as the broker: `overlay status` and `down` have no event loop)
+
+    from .broker import DEFAULT_TTL, Broker
     from .transports.tcp import BrokerServer, tune_gc_for_server
 
     cfg = read_config(config)
     if name not in cfg["brokers"]:
         raise SystemExit(f"{config}: no broker named {name!r} (have {', '.join(cfg['brokers'])})")
+    import logging
+
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {name} %(levelname)s %(message)s")
     me = cfg["brokers"][name]
     topo: Topology = cfg["topology"]
@@ -183,6 +185,8 @@ async def _serve_until_signalled(server: BrokerServer, listening: _PidFile | Non
     close the links and return. The handlers run on the loop, between its callbacks: a Python
     signal handler raised SystemExit inside whatever the loop was doing, and tasks cancelled in
     that state logged tracebacks."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, server.shutdown, sig.name)
@@ -191,171 +195,10 @@ async def _serve_until_signalled(server: BrokerServer, listening: _PidFile | Non
 
 def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | None, port: int | None,
                mode: str | None, matcher: str | None, summary: str | None, timeout: float = 20.0) -> int:
-    """Start the brokers. `mode`, `matcher`, `summary`: None for the topology file's choice (or
-    the defaults); one that a topology file sets otherwise is refused, not ignored. `brokers`,
-    `host`, `port`: None for 3, 127.0.0.1, 7100; a topology file names its own, so given with one
-    they are refused."""
-    if topology.endswith(".toml"):
-        flag = next((f for f, v in (("--brokers", brokers), ("--port", port), ("--host", host)) if v is not None), None)
-        if flag:
-            print(f"eventpy overlay: {topology} names the brokers and their addresses; {flag} is for line, star, "
-                  "tree and random (leave it out, or edit the file)", file=sys.stderr)
-            return 1
-    brokers = 3 if brokers is None else brokers
-    host = "127.0.0.1" if host is None else host
-    port = 7100 if port is None else port
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / ".up.lock", "w") as lock:
-        # one `up` at a time in a directory: two at once could both find no broker running and
-        # start two sets of brokers over one set of pid files (the second's, unable to bind, then
-        # made it stop brokers by pid files that might be the first's)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"eventpy overlay: another 'eventpy overlay up' is starting an overlay in {run_dir}; "
-                  "wait for it to finish, then see 'eventpy overlay status'", file=sys.stderr)
-            return 1
-        return _up_locked(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout)
+    """`eventpy overlay up`: start the brokers and return once they are linked (_overlay_up)."""
+    from ._overlay_up import overlay_up
 
-
-def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str | None,
-               matcher: str | None, summary: str | None, timeout: float) -> int:
-    """overlay_up, once it holds the run directory's lock."""
-    pid_files = list(run_dir.glob("*.pid"))
-    if any(_alive(f) for f in pid_files):
-        print(f"eventpy overlay: an overlay is already up in {run_dir} (eventpy overlay down first)", file=sys.stderr)
-        return 1
-    for f in pid_files:  # brokers that died (or a machine that rebooted) left these behind
-        _forget(f)
-    if pid_files:
-        print(f"overlay up: removed {len(pid_files)} pid file(s) of brokers no longer running")
-    # no broker of this directory runs: every status file is stale, also one without its pid
-    # file (removed by hand) or of a broker the new overlay does not have, which `up` waited for
-    for f in run_dir.glob("*.status.json"):
-        f.unlink(missing_ok=True)
-    config = run_dir / "overlay.toml"
-    chosen = {"mode": mode, "matcher": matcher, "summary": summary}
-    if topology.endswith(".toml"):
-        given = read_config(Path(topology))  # refuses cycles and mistakes before starting anything
-        added = []
-        for key, value in chosen.items():
-            if value is not None and key in given and given[key] != value:
-                print(f"eventpy overlay: {topology} sets {key} = {given[key]!r} but --{key} asks for "
-                      f"{value!r}; change one of them", file=sys.stderr)
-                return 1
-            if value is not None and key not in given:
-                added.append(f'{key} = "{value}"')  # top-level keys: before the file's first table
-        config.write_text("".join(f"{line}\n" for line in added) + Path(topology).read_text())
-    else:
-        if not 1 <= port <= 65535 - max(brokers - 1, 0):
-            print(f"eventpy overlay: ports {port}..{port + brokers - 1} are not all between 1 and 65535",
-                  file=sys.stderr)
-            return 1
-        if topology not in TOPOLOGIES:  # make_topology's message knows nothing of files
-            print(f"eventpy overlay: unknown topology {topology!r}; choose {', '.join(TOPOLOGIES)}, "
-                  "or the path of a TOML file (NAME.toml)", file=sys.stderr)
-            return 1
-        try:
-            topo = make_topology(topology, brokers)
-        except TopologyError as e:
-            print(f"eventpy overlay: {e}", file=sys.stderr)
-            return 1
-        write_config(config, topo, host, port, mode or "parametric", matcher or "fastint", summary or "attribute")
-    cfg = read_config(config)
-    taken = _unavailable(cfg["brokers"])
-    if taken:
-        print(f"eventpy overlay: {taken}; nothing was started", file=sys.stderr)
-        return 1
-    procs, interrupted = _spawn(run_dir, config, cfg["brokers"])
-    try:
-        if interrupted:
-            raise KeyboardInterrupt
-        return _wait_ready(run_dir, cfg, procs, timeout)
-    except KeyboardInterrupt:  # Ctrl-C before the overlay was up: nothing of it is left running
-        # our own children, by their Popen (overlay_down's check of /proc/<pid>/cmdline can read
-        # a broker that is just starting as gone, and leave it)
-        for proc in procs.values():
-            proc.terminate()
-        for name, proc in procs.items():
-            try:
-                proc.wait(5.0)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            _forget(run_dir / f"{name}.pid")
-        print(f"eventpy overlay: interrupted; stopped the brokers it had started in {run_dir}", file=sys.stderr)
-        return 130
-
-
-def _spawn(run_dir: Path, config: Path, brokers: dict) -> tuple[dict[str, subprocess.Popen], bool]:
-    """Start a process per broker and write its pid file; True if Ctrl-C came meanwhile. SIGINT
-    is held until every broker started is recorded: raised inside Popen, the KeyboardInterrupt
-    lost the pid of a broker already forked, which ran on with no pid file `down` could find."""
-    interrupted: list[int] = []
-    # signal handlers are for the main thread only; and a SIGINT that is ignored (nohup, a
-    # background job) stays ignored
-    held = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) not in (
-        signal.SIG_IGN, None)
-    previous = signal.signal(signal.SIGINT, lambda sig, frame: interrupted.append(sig)) if held else None
-    procs: dict[str, subprocess.Popen] = {}
-    try:
-        for name in brokers:
-            with open(run_dir / f"{name}.log", "ab") as log:  # the broker holds its own copy
-                procs[name] = subprocess.Popen(
-                    [sys.executable, "-m", "eventpy", "broker", "--config", str(config), "--id", name],
-                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            (run_dir / f"{name}.pid").write_text(str(procs[name].pid))
-            if interrupted:
-                break
-    finally:
-        if held:
-            signal.signal(signal.SIGINT, previous)
-    return procs, bool(interrupted)
-
-
-def _wait_ready(run_dir: Path, cfg: dict, procs: dict[str, subprocess.Popen], timeout: float) -> int:
-    """Until every broker has said it is linked (0), or one exits or time runs out (1, stopped)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        states = {n: s for n, s in _statuses(run_dir).items() if n in cfg["brokers"]}
-        if len(states) == len(cfg["brokers"]) and all(s.get("ready") for s in states.values()):
-            where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items()))
-            print(f"overlay up: {len(states)} broker{'s' if len(states) != 1 else ''} in {run_dir} ({where})")
-            return 0
-        # our own children: their exit status says it (right after it starts, a broker's
-        # /proc/<pid>/cmdline can still read empty, which made a live broker look gone)
-        dead = [n for n, proc in procs.items() if proc.poll() is not None]
-        if dead:
-            print(f"eventpy overlay: broker(s) {', '.join(dead)} exited; see {run_dir}/*.log", file=sys.stderr)
-            overlay_down(run_dir)
-            return 1
-        time.sleep(0.1)
-    print(f"eventpy overlay: the overlay was not ready within {timeout:g} s; see {run_dir}/*.log", file=sys.stderr)
-    overlay_down(run_dir)
-    return 1
-
-
-def _unavailable(brokers: dict[str, dict]) -> str:
-    """Why a broker of this machine could not listen where the configuration says ("" if all can):
-    a port in use, or a host that is not an address of this machine."""
-    import socket
-
-    for name, b in brokers.items():
-        host, port = b.get("host", "127.0.0.1"), b["port"]
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as e:
-            return f"broker {name}: cannot resolve host {host!r} ({e})"
-        family, _, _, _, address = infos[0]
-        with socket.socket(family, socket.SOCK_STREAM) as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's server does
-            try:
-                s.bind(address)
-            except OSError as e:
-                if e.errno == errno.EADDRINUSE:
-                    return f"broker {name}: port {port} on {host} is already in use"
-                return f"broker {name}: cannot listen on {host}:{port} ({e.strerror})"
-    return ""
+    return overlay_up(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout)
 
 
 def _statuses(run_dir: Path) -> dict[str, dict]:

@@ -25,10 +25,14 @@ from ..runtime.embedded import EmbeddedOverlay
 class LeftoverSubscriptions(UserWarning):
     """Subscriptions were open when a test's fresh overlay started: `fresh_overlay` closed them."""
 
+    __module__ = "eventpy.testing"  # as the program names it: eventpy.testing.LeftoverSubscriptions
+
 
 class CallbackErrors(AssertionError):
     """An event callback (an `event def` body, an `on_event`) raised during the test. The
     delivery threads only log it: without this the test would pass."""
+
+    __module__ = "eventpy.testing"  # as the program names it: eventpy.testing.CallbackErrors
 
 
 class TestOverlay:

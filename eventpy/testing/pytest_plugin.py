@@ -13,16 +13,22 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
-from . import BrokerProcess, CallbackErrors, ManualClock, TestOverlay, fresh_overlay, start_broker
+# Each fixture imports what it uses: pytest imports this plugin at the start of every run where
+# eventpy is installed, also in projects that never use it, and the runtime costs ~0.5 s
+# (tests/test_startup.py checks what this module loads).
+if TYPE_CHECKING:
+    from . import BrokerProcess, ManualClock, TestOverlay
 
 
 @contextmanager
 def _callbacks_checked() -> Iterator[None]:
     """CallbackErrors as a test failure of its own, without the fixture's code around it."""
+    from . import CallbackErrors
+
     try:
         yield
     except CallbackErrors as e:  # `from None`: the report shows the message once, not chained to itself
@@ -32,6 +38,8 @@ def _callbacks_checked() -> Iterator[None]:
 @pytest.fixture
 def eventpy_overlay() -> Iterator[TestOverlay]:
     """A fresh embedded overlay; `.node` is the default node, `.callback_errors` what raised."""
+    from . import fresh_overlay
+
     with _callbacks_checked(), fresh_overlay() as overlay:
         yield overlay
 
@@ -39,6 +47,8 @@ def eventpy_overlay() -> Iterator[TestOverlay]:
 @pytest.fixture
 def eventpy_clock() -> Iterator[ManualClock]:
     """A fresh embedded overlay on a ManualClock, which the fixture yields: `advance(seconds)`."""
+    from . import ManualClock, fresh_overlay
+
     clock = ManualClock()
     with _callbacks_checked(), fresh_overlay(clock=clock):
         yield clock
@@ -49,6 +59,7 @@ def eventpy_broker(tmp_path, monkeypatch) -> Iterator[BrokerProcess]:
     """A broker process of the test's own; EVENTPY_BROKER is its URL meanwhile, so `connect()`
     and the default node of `.epy` objects attach to it. Nodes are shut down before it stops."""
     from .. import shutdown
+    from . import start_broker
 
     shutdown()  # nothing of an earlier test (a default node on another overlay)
     broker = start_broker(tmp_path / "eventpy-broker")

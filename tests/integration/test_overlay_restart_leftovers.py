@@ -73,7 +73,7 @@ _INTERRUPTED_UP = textwrap.dedent("""
         if len(spawned) == 2:
             os.kill(os.getpid(), signal.SIGINT)
         return proc
-    launcher.subprocess.Popen = popen
+    subprocess.Popen = popen  # (the launcher's: it calls subprocess.Popen)
     sys.exit(launcher.overlay_up(Path(sys.argv[3]), "line", 3, None, int(sys.argv[1]), None, None, None))
 """)
 

@@ -42,6 +42,8 @@ class SchemaRefused(TypeError):
     publisher built from an older version of the program), or this node used the name with
     another. The program's mistake: raised from its publish or advertise line (_boundary)."""
 
+    __module__ = "eventpy"  # as a traceback's last line names it: eventpy.SchemaRefused (its public name)
+
 
 class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""

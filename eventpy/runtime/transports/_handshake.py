@@ -15,10 +15,7 @@ from typing import Any
 from ..._version import __version__
 from ..messages import Auth, Bye, Hello
 from ..wire import FrameDecoder, WireError, encode
-
-PROTOCOL = 4  # 2: FLUSH carries a budget and FLUSHACK the silent links (a peer of 1 would refuse them);
-# 3: a subscriber's ADV may say it does not publish (a peer of 2 would refuse its 4th field);
-# 4: a broker's summary SUB may say it moves with time (a 5th field a peer of 3 would refuse)
+from ._protocol import PROTOCOL  # (its history is there)
 _READ = 65536
 
 
