@@ -90,3 +90,24 @@ def test_a_closed_node_whose_broker_comes_back_within_the_budget_sends_what_it_h
     back, _ = serve(server.port)
     assert _wait_until(lambda: back.broker.stats["pub_received"] == 3), back.broker.stats
     assert _wait_until(lambda: node.name not in overlay._runs)
+
+
+def test_a_closed_node_retries_with_its_backoff_not_in_a_tight_loop(serve, monkeypatch):
+    """close() ends the reconnection wait it interrupts, once: the event it set stayed set, so
+    every later attempt within the budget skipped its wait, and a node closed while its broker
+    was away opened connections back to back (thousands a second on the overlay's loop) for
+    CLOSE_BUDGET seconds."""
+    monkeypatch.setattr(tcp_client, "CLOSE_BUDGET", 1.5, raising=False)
+    node, overlay = _lost_broker(*serve())
+    attempts = []
+    connect = overlay._connect
+
+    async def counted(name):
+        attempts.append(time.monotonic())
+        return await connect(name)
+    monkeypatch.setattr(overlay, "_connect", counted)
+    node.publish(Tick, n=1)
+    node.close()
+    assert _wait_until(lambda: node.name not in overlay._runs), "the closed node did not give up"
+    # the backoff waits at least its base between attempts (0.1 s or more): 1.5 s hold a few
+    assert len(attempts) <= 20, f"{len(attempts)} connection attempts within the close budget"

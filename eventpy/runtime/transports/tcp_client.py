@@ -211,7 +211,9 @@ class TcpOverlay:
                 if left is not None:
                     delay = min(delay, left)
                 closing = self._closing[node.link]
-                if not closing.is_set():  # a close() meanwhile ends the wait: its budget counts from then
+                if closing.is_set():  # closed: the backoff still spaces the attempts (within the budget)
+                    await asyncio.sleep(delay)
+                else:  # a close() meanwhile ends this wait, once: its budget counts from then
                     try:
                         await asyncio.wait_for(closing.wait(), delay)
                     except asyncio.TimeoutError:
