@@ -185,9 +185,11 @@ class TcpOverlay:
             for t in tasks:
                 t.cancel()
             writer.close()
-            if node.closed:
+            if node.closed and not node.has_output():
                 self._forget(node)
                 return
+            # (closed, and the connection dropped before the writer sent all it held: it tries
+            # again within CLOSE_BUDGET of the close, as a node closed while away, then says so)
             self._lost_at[node.link] = time.monotonic()
             backoff.lost()
             # said when the wait grows, not at every attempt: a broker that fails each session at
