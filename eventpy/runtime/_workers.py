@@ -37,18 +37,23 @@ class Workers:
     def __init__(self, size: int) -> None:
         self._tasks: queue.SimpleQueue = queue.SimpleQueue()
         self._size = size
-        self._idle = threading.Semaphore(0)  # a worker waiting for a task
+        # Counted under the lock, not a semaphore a worker released after each task: a worker
+        # that then took a task already queued left its release behind, and later submits spent
+        # those as if a worker waited (no thread started, no watchdog: held for ever).
         self._lock = threading.Lock()
+        self._waiting = 0  # workers in (or entering) get, not yet past a task
+        self._queued = 0  # tasks put and not yet taken
         self._threads = 0
         self._taken = time.monotonic()  # when a worker last took a task
         self._watching = False  # the watchdog runs
         self._stopped = False
 
     def submit(self, task: Callable[[], object]) -> None:
-        self._tasks.put(task)
-        if self._idle.acquire(blocking=False):
-            return  # a waiting worker takes it
         with self._lock:
+            self._queued += 1
+            self._tasks.put(task)
+            if self._waiting >= self._queued:
+                return  # a waiting worker takes it
             if self._threads >= self._size:
                 if not self._watching and not self._stopped:  # it waits for a worker that finishes
                     self._watching = True
@@ -61,31 +66,38 @@ class Workers:
         threading.Thread(target=self._work, name=f"eventpy-deliver-{next(self._names)}", daemon=True).start()
 
     def _work(self) -> None:
-        get = self._tasks.get
+        get, lock = self._tasks.get, self._lock
+        with lock:
+            self._waiting += 1
         while True:
             try:
                 task = get(timeout=RETIRE)
             except queue.Empty:
-                with self._lock:  # an extra worker ends, unless a task was just handed to it
-                    if self._threads > self._size and self._idle.acquire(blocking=False):
+                with lock:  # an extra worker ends, unless the others waiting are too few for the tasks
+                    if self._threads > self._size and self._waiting > self._queued:
+                        self._waiting -= 1
                         self._threads -= 1
                         return
                 continue
-            if task is None:
-                return
+            with lock:
+                self._waiting -= 1
+                if task is None:
+                    return
+                self._queued -= 1
             self._taken = time.monotonic()
             try:
                 task()
             except BaseException as e:  # SerialQueue reports its tasks' errors; this is a bug of ours
                 log.error("delivery worker: unexpected error", exc_info=e)
-            self._idle.release()
+            with lock:
+                self._waiting += 1
 
     def _watch(self) -> None:
         """While tasks wait: a worker more each time none has been taken for STALL seconds."""
         while True:
             time.sleep(STALL / 4)
             with self._lock:
-                if self._stopped or self._tasks.empty():  # (a submit after this starts a new watch)
+                if self._stopped or self._queued <= self._waiting:  # (a submit after this starts a new watch)
                     self._watching = False
                     return
                 held = time.monotonic() - self._taken >= STALL and self._threads < MAX_THREADS

@@ -6,15 +6,21 @@ running, and sent its old events whenever the broker came back, hours later."""
 from __future__ import annotations
 
 import logging
+import socket
+import struct
+import threading
 import time
 
 import pytest
 
 import eventpy
 from eventpy.runtime import api
+from eventpy.runtime.messages import Hello
 from eventpy.runtime.broker import Broker
 from eventpy.runtime.transports import tcp_client
+from eventpy.runtime.transports._handshake import PROTOCOL
 from eventpy.runtime.transports.tcp import BrokerServer
+from eventpy.runtime.wire import encode
 
 Tick = eventpy.EventType("closegone.Tick", n=int)
 
@@ -90,3 +96,101 @@ def test_a_closed_node_whose_broker_comes_back_within_the_budget_sends_what_it_h
     back, _ = serve(server.port)
     assert _wait_until(lambda: back.broker.stats["pub_received"] == 3), back.broker.stats
     assert _wait_until(lambda: node.name not in overlay._runs)
+
+
+def test_a_closed_node_retries_with_its_backoff_not_in_a_tight_loop(serve, monkeypatch):
+    """close() ends the reconnection wait it interrupts, once: the event it set stayed set, so
+    every later attempt within the budget skipped its wait, and a node closed while its broker
+    was away opened connections back to back (thousands a second on the overlay's loop) for
+    CLOSE_BUDGET seconds."""
+    monkeypatch.setattr(tcp_client, "CLOSE_BUDGET", 1.5, raising=False)
+    node, overlay = _lost_broker(*serve())
+    attempts = []
+    connect = overlay._connect
+
+    async def counted(name):
+        attempts.append(time.monotonic())
+        return await connect(name)
+    monkeypatch.setattr(overlay, "_connect", counted)
+    node.publish(Tick, n=1)
+    node.close()
+    assert _wait_until(lambda: node.name not in overlay._runs), "the closed node did not give up"
+    # the backoff waits at least its base between attempts (0.1 s or more): 1.5 s hold a few
+    assert len(attempts) <= 20, f"{len(attempts)} connection attempts within the close budget"
+
+
+class _BrokerThatStopsReading:
+    """A broker that answers the HELLO and then reads nothing (as a broker that hangs), until
+    `reset()` drops the connection: what the client has not written by then stays in its node."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._conn: socket.socket | None = None
+        self._accepted = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _ = self._listener.accept()
+        conn.recv(65536)  # the client's HELLO (a few bytes, alone on the connection)
+        conn.sendall(encode(Hello("stalled", "broker", PROTOCOL, "parametric")))
+        self._conn = conn
+        self._accepted.set()
+
+    def reset(self) -> None:
+        assert self._accepted.wait(20)
+        assert self._conn is not None
+        self._conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST
+        self._conn.close()
+        self._listener.close()
+
+
+def _fill(node, etype) -> None:
+    """Publish until the writer waits for the broker and the node holds a thousand events."""
+    blob = "x" * 16_384
+    full = threading.Event()
+
+    def flood() -> None:
+        while len(node._local.core.outbox) < 1000:  # (the writer takes 256 at a time)
+            node.publish(etype, blob=blob)
+        full.set()
+    threading.Thread(target=flood, daemon=True).start()
+    assert full.wait(60), "the writer never waited for the broker"
+
+
+def test_a_node_closed_while_connected_that_loses_its_connection_says_what_it_held(fresh_overlay, monkeypatch,
+                                                                                   caplog):
+    """close() while the connection holds (the writer waiting for a broker that reads slowly),
+    then the connection drops: the node was forgotten at once, and the events it still held
+    were lost without a word (a node closed while disconnected tries for CLOSE_BUDGET, then
+    says what it lost)."""
+    monkeypatch.setattr(tcp_client, "CLOSE_BUDGET", 0.5, raising=False)
+    broker = _BrokerThatStopsReading()
+    url = f"tcp://127.0.0.1:{broker.port}"
+    node = eventpy.connect(url)
+    overlay = api._remote[url]
+    big = eventpy.EventType("closegone.Big", blob=str)
+    node.advertise(big)
+    _fill(node, big)
+    with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
+        node.close()
+        broker.reset()
+        assert _wait_until(lambda: node.name not in overlay._runs), "the closed node was not forgotten"
+    assert any("message(s) it still held for 127.0.0.1:" in r.getMessage() for r in caplog.records), caplog.text
+
+
+
+def test_a_node_closed_while_connected_sends_what_it_held_to_its_broker_back_within_the_budget(serve, monkeypatch):
+    monkeypatch.setattr(tcp_client, "CLOSE_BUDGET", 30.0, raising=False)  # generous: the broker is back at once
+    stalled = _BrokerThatStopsReading()
+    url = f"tcp://127.0.0.1:{stalled.port}"
+    node = eventpy.connect(url)
+    big = eventpy.EventType("closegone.Big", blob=str)
+    node.advertise(big)
+    _fill(node, big)
+    node.close()
+    held = sum(type(m) is tuple for m in node._local.core.outbox)  # events (the writer may take 256 more)
+    stalled.reset()
+    back, _ = serve(stalled.port)
+    assert _wait_until(lambda: back.broker.stats["pub_received"] >= held - 256, timeout=60), (
+        f"the broker back got {back.broker.stats['pub_received']} of the {held} events the closed node held")

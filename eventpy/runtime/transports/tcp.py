@@ -138,7 +138,8 @@ class BrokerServer:
         self.link_down: dict[str, str] = {}  # neighbor -> why its link is down, when known (status)
 
     def _refusal(self, writer: asyncio.StreamWriter, what: str, *args: object) -> None:
-        """A refused connection, logged within the peer host's bound (eventpy/runtime/_log_limit.py)."""
+        """A refused connection (or one closed for a bad frame), logged within the peer host's
+        bound (eventpy/runtime/_log_limit.py): each can be made again at once by reconnecting."""
         say, left_out = self._refusals_logged.allow(_peer_host(writer))
         if say:
             log.warning("%s: " + what + "%s", self.broker.name, *args, left_out_note(left_out))
@@ -248,8 +249,7 @@ class BrokerServer:
             writer.close()
             return
         if hello.node in self.links:  # said before our HELLO, so that the peer can tell the user why
-            log.warning("%s: refused %s %r: a link of that name is attached", self.broker.name, hello.role,
-                        hello.node)
+            self._refusal(writer, "refused %s %r: a link of that name is attached", hello.role, hello.node)
             writer.write(encode(Bye(f"a node named {hello.node!r} is already attached to broker "
                                     f"{self.broker.name}; give each node its own name")))
             writer.close()
@@ -317,7 +317,7 @@ class BrokerServer:
     async def _serve(self, link: str, role: str, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early) -> None:
         if role not in ("client", "broker") or link in self.links:
-            log.warning("%s: refused %s %r (duplicate or unknown role)", self.broker.name, role, link)
+            self._refusal(writer, "refused %s %r (duplicate or unknown role)", role, link)
             writer.close()
             return
         out = self.links[link] = _Link(writer, self.max_pending, self.stall)
@@ -358,7 +358,7 @@ class BrokerServer:
                     self._send_batch(batch)
         except WireError as e:
             ended = "it sent a bad frame"
-            log.warning("%s: closing %r: %s", self.broker.name, link, e)
+            self._refusal(writer, "closing %r: %s", link, e)  # (a peer that reconnects to do it again)
             try:  # the link is FIFO: what came before the bad frame is handled, then it closes
                 for msg, frame in e.before:
                     self._route(self.broker.handle(link, msg), msg, frame)

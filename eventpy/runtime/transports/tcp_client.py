@@ -185,9 +185,11 @@ class TcpOverlay:
             for t in tasks:
                 t.cancel()
             writer.close()
-            if node.closed:
+            if node.closed and not node.has_output():
                 self._forget(node)
                 return
+            # (closed, and the connection dropped before the writer sent all it held: it tries
+            # again within CLOSE_BUDGET of the close, as a node closed while away, then says so)
             self._lost_at[node.link] = time.monotonic()
             backoff.lost()
             # said when the wait grows, not at every attempt: a broker that fails each session at
@@ -211,7 +213,9 @@ class TcpOverlay:
                 if left is not None:
                     delay = min(delay, left)
                 closing = self._closing[node.link]
-                if not closing.is_set():  # a close() meanwhile ends the wait: its budget counts from then
+                if closing.is_set():  # closed: the backoff still spaces the attempts (within the budget)
+                    await asyncio.sleep(delay)
+                else:  # a close() meanwhile ends this wait, once: its budget counts from then
                     try:
                         await asyncio.wait_for(closing.wait(), delay)
                     except asyncio.TimeoutError:

@@ -13,6 +13,7 @@ import time
 import msgpack
 
 import eventpy
+from eventpy.runtime._log_limit import LogLimit
 from eventpy.runtime.messages import Hello
 from eventpy.runtime.transports._handshake import PROTOCOL
 from eventpy.runtime.wire import encode
@@ -91,6 +92,9 @@ def mutated(rng: random.Random) -> bytes:
 def test_a_live_broker_survives_100000_mutated_frames(caplog, broker_server):
     server = broker_server("fuzzed", max_frame=1 << 16)
     broker = server.broker
+    # one window for the whole run, however long it takes on a loaded machine: the log's bound is exact
+    server._refusals_logged = LogLimit(window=3600.0)
+    broker._refusals_logged = LogLimit(window=3600.0)
     from eventpy.runtime.wire import WireError, decode_body
 
     rng = random.Random(2026)
@@ -139,7 +143,7 @@ def test_a_live_broker_survives_100000_mutated_frames(caplog, broker_server):
     semantic = [r for r in caplog.records if r.name == "eventpy.broker" and "refused" in r.getMessage()]
     wire = [r for r in caplog.records if r.name == "eventpy.tcp" and ("refused" in r.getMessage()
                                                                      or "closing" in r.getMessage())]
-    # each refusal counted; the log says the first few of one link a minute, with their reasons
-    # (eventpy/runtime/_log_limit.py: a flood of bad messages does not flood the broker's disk)
+    # every refusal counted; the log says the first few, each with its reason (a flood of them
+    # filled the broker machine's disk): 10 per link ("fuzz") and per peer host (127.0.0.1)
     assert refused > 10_000 and 1 <= len(semantic) <= 10
-    assert len(wire) >= bad and all(": " in r.getMessage() for r in semantic[:100] + wire[:100])
+    assert bad > 10 and 1 <= len(wire) <= 10 and all(": " in r.getMessage() for r in semantic + wire)
