@@ -171,10 +171,7 @@ async def publish(node: Node, etype: Any, /, **attrs: Any) -> None:
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise TimeoutError(
-                f"publish: {len(local.core.outbox):,} messages of node {node.name} have waited "
-                f"{local.publish_wait:g}s for broker {local.overlay.edge_name()}, which is not taking "
-                "them (down or overloaded); this event was not published")
+            raise local.no_room()  # as a blocking publish says it
         await _off_the_loop(local.wait_for_room, min(_ROOM_SLICE, left))
         if node._publish_if_room(etype, attrs):  # a closed node raises RuntimeError here
             return

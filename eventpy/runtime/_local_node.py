@@ -110,13 +110,17 @@ class LocalNode:
             while not self.closed and len(self.core.outbox) >= self.max_outbox:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError(
-                        f"publish: {len(self.core.outbox):,} messages of node {self.link} have waited "
-                        f"{self.publish_wait:g}s for broker {self.overlay.edge_name()}, which is not taking "
-                        "them (down or overloaded); this event was not published")
+                    raise self.no_room()
                 self.room.wait(remaining)
         finally:
             self._waiting -= 1
+
+    def no_room(self) -> TimeoutError:
+        """What a publish that waited `publish_wait` for room in the outbox raises."""
+        return TimeoutError(
+            f"publish: {len(self.core.outbox):,} messages of node {self.link} have waited "
+            f"{self.publish_wait:g}s for broker {self.overlay.edge_name()}, which is not taking "
+            "them (down or overloaded); this event was not published")
 
     def wait_for_room(self, timeout: float) -> bool:
         """Wait until the outbox has room or the node closes (True), at most `timeout` seconds
