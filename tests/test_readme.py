@@ -162,3 +162,11 @@ def test_the_aio_block_prints_what_its_comment_says():
     with contextlib.redirect_stdout(out):
         asyncio.run(asyncio.wait_for(ns["main"](), 60))
     assert out.getvalue() == "9.5\n"
+
+
+def test_the_refusal_log_bound_is_the_one_the_readme_gives():
+    from eventpy.runtime._log_limit import LogLimit
+
+    limit = LogLimit()
+    assert (limit.burst, limit.window) == (10, 60.0)
+    assert "the first 10 a minute per link (refused messages) and per peer host" in " ".join(README.split())
