@@ -316,3 +316,19 @@ def test_version_piped_to_a_reader_that_stops_early_is_quiet():
         finally:
             os.close(write)
         assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_run_and_broker_help_say_how_they_end():
+    """`eventpy run -h` said nothing of SIGTERM (README: status 143, a second one ends it at once)
+    nor of Ctrl-C's 130, and `eventpy broker -h` not where it logs: a user writing a systemd unit
+    looks there first."""
+    import argparse
+    import signal
+
+    from eventpy.__main__ import parser
+
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    run_help = " ".join(sub.choices["run"].format_help().split())
+    assert f"exits with status {128 + signal.SIGTERM}" in run_help and "second SIGTERM" in run_help
+    assert f"status {128 + signal.SIGINT}" in run_help
+    assert "logging to stderr" in " ".join(sub.choices["broker"].format_help().split())

@@ -170,3 +170,18 @@ def test_the_refusal_log_bound_is_the_one_the_readme_gives():
     limit = LogLimit()
     assert (limit.burst, limit.window) == (10, 60.0)
     assert "the first 10 a minute per link (refused messages) and per peer host" in " ".join(README.split())
+
+
+def test_the_interrupted_lines_are_the_ones_the_readme_shows(capsys, monkeypatch):
+    # README said eventpyc printed `eventpy: interrupted`; it names itself
+    from eventpy.compiler import cli
+
+    def ctrl_c_while_starting(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_main", ctrl_c_while_starting)
+    assert cli.main(["x.epy"]) == 130
+    said = capsys.readouterr().err.strip()
+    flat = " ".join(README.split())
+    assert said == "eventpyc: interrupted" and f"`{said}`" in flat
+    assert "says `eventpy: interrupted`" in flat and "exits with status 130" in flat
