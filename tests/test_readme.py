@@ -185,3 +185,19 @@ def test_the_interrupted_lines_are_the_ones_the_readme_shows(capsys, monkeypatch
     flat = " ".join(README.split())
     assert said == "eventpyc: interrupted" and f"`{said}`" in flat
     assert "says `eventpy: interrupted`" in flat and "exits with status 130" in flat
+
+
+def test_the_end_of_a_program_has_the_bounds_the_readme_gives():
+    # the shutdown bounds, in the order the README's "The end of a program" gives them (it said
+    # the subscriptions ended first, leaving out the exit drain the tour and concurrency.md describe)
+    import inspect
+
+    from eventpy.runtime import _exit
+    from eventpy.runtime.transports import tcp_client
+
+    assert inspect.signature(_exit.drain_at_exit).parameters["budget"].default == 5.0
+    assert _exit.CALLBACKS_BUDGET == 5.0 and tcp_client.CLOSE_BUDGET == 5.0
+    flat = " ".join(README.split())
+    end = flat[flat.index("**The end of a program**"):flat.index("**Slow brokers**")]
+    drained, callbacks = end.index("embedded overlay is first drained"), end.index("callbacks already running finish")
+    assert drained < callbacks and "for 5 s from the close" in end
