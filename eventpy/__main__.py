@@ -170,10 +170,9 @@ def _run(args: argparse.Namespace) -> int:
         _print_program_traceback(e)
         return 1
     finally:
-        try:
-            api.drain(timeout=5.0)  # as the exit drain of README: up to 5 s
-        except TimeoutError:
-            pass
+        from eventpy.runtime._exit import drain_at_program_end
+
+        drain_at_program_end()  # the exit drain of README, up to 5 s in all with the one at exit
     return 0
 
 
