@@ -201,3 +201,20 @@ def test_the_end_of_a_program_has_the_bounds_the_readme_gives():
     end = flat[flat.index("**The end of a program**"):flat.index("**Slow brokers**")]
     drained, callbacks = end.index("embedded overlay is first drained"), end.index("callbacks already running finish")
     assert drained < callbacks and "for 5 s from the close" in end
+
+
+def test_the_testing_helpers_are_called_as_the_readme_calls_them():
+    # names and keywords of "Testing your program" that a rename would leave behind
+    import inspect
+
+    from eventpy import testing
+
+    flat = " ".join(README.split())
+    assert "fresh_overlay(clock=None, mode=...)" in flat
+    assert {"clock", "mode"} <= set(inspect.signature(testing.fresh_overlay).parameters)
+    assert "clock=eventpy.testing.ManualClock()" in flat and hasattr(testing.ManualClock(), "advance")
+    assert "eventpy.testing.start_broker(run_dir)" in flat
+    assert {"stop", "log_text"} <= set(dir(testing.BrokerProcess))  # and .url, set by __init__
+    assert "eventpy.testing.why_not(obj, Class.method, **attrs)" in flat
+    assert list(inspect.signature(testing.why_not).parameters)[:2] == ["target", "event"]
+    assert "callback_errors" in dir(testing.TestOverlay) and "LeftoverSubscriptions" in testing.__all__
