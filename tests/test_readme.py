@@ -218,3 +218,20 @@ def test_the_testing_helpers_are_called_as_the_readme_calls_them():
     assert "eventpy.testing.why_not(obj, Class.method, **attrs)" in flat
     assert list(inspect.signature(testing.why_not).parameters)[:2] == ["target", "event"]
     assert "callback_errors" in dir(testing.TestOverlay) and "LeftoverSubscriptions" in testing.__all__
+
+
+def test_the_aio_calls_have_the_signatures_the_readme_gives():
+    import inspect
+
+    from eventpy import aio
+
+    flat = " ".join(README.split())
+    shown = "aio.subscribe(node, etype, guard, params, *, maxsize=1024, rum=None)"
+    assert f"`{shown}`" in flat
+    sig = inspect.signature(aio.subscribe)
+    assert list(sig.parameters) == ["node", "etype", "guard", "params", "maxsize", "rum"]
+    assert sig.parameters["maxsize"].default == 1024 and sig.parameters["maxsize"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert "`await aio.publish(node, etype, **attrs)`" in flat and "`await aio.drain(timeout)`" in flat
+    assert "`await aio.confirm(target, timeout)`" in flat
+    assert list(inspect.signature(aio.confirm).parameters) == ["target", "timeout"]
+    assert "aio.Inbox(maxsize=100)" in flat and "maxsize" in inspect.signature(aio.Inbox).parameters
