@@ -235,3 +235,4 @@ def test_the_aio_calls_have_the_signatures_the_readme_gives():
     assert "`await aio.confirm(target, timeout)`" in flat
     assert list(inspect.signature(aio.confirm).parameters) == ["target", "timeout"]
     assert "aio.Inbox(maxsize=100)" in flat and "maxsize" in inspect.signature(aio.Inbox).parameters
+    assert "raises `aio.InboxClosed` once it is closed and empty" in flat and "InboxClosed" in aio.__all__
