@@ -110,6 +110,8 @@ def test_overlay_up_refuses_what_cannot_work_before_starting_anything(tmp_path):
 
     assert "nosuch.toml: cannot read the overlay configuration" in up("--topology", "nosuch.toml")
     assert "ports 65535..65536 are not all between 1 and 65535" in up("--brokers", "2", "--port", "65535")
+    # --port 0 is new (free ports): a refused --port says so, -1 did not
+    assert up("--port", "-1").endswith("are not all between 1 and 65535 (--port 0: free ports the launcher picks)")
     (tmp_path / "bad.toml").write_text('[brokers]\nb0 = {host = "127.0.0.1", port = "x"}\n')
     assert "broker 'b0' needs a port between 1 and 65535, not 'x'" in up("--topology", str(tmp_path / "bad.toml"))
     with socket.socket() as busy:
