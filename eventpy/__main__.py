@@ -170,10 +170,9 @@ def _run(args: argparse.Namespace) -> int:
         _print_program_traceback(e)
         return 1
     finally:
-        try:
-            api.drain(timeout=5.0)  # as the exit drain of README: up to 5 s
-        except TimeoutError:
-            pass
+        from eventpy.runtime._exit import drain_at_program_end
+
+        drain_at_program_end()  # the exit drain of README, up to 5 s in all with the one at exit
     return 0
 
 
@@ -225,14 +224,22 @@ def parser() -> argparse.ArgumentParser:
                       help="updates per second per subscriber (default: 50)")
     demo.add_argument("--span", type=_positive(float), default=0.4, help="seconds of virtual time (default: 0.4)")
     demo.set_defaults(func=_demo)
-    run = sub.add_parser("run", help="compile an .epy program in memory and run it")
+    run = sub.add_parser(
+        "run", help="compile an .epy program in memory and run it",
+        # what README's "The end of a program" promises of `eventpy run`, where a user looks first
+        description="Compile an .epy program in memory and run it. At its end its nodes send what they "
+                    "hold (the exit drain, up to seconds). SIGTERM (systemd's stop) ends it the same way, "
+                    "then exits with status 143; a second SIGTERM ends it at once. Ctrl-C shows the "
+                    "program's traceback and exits with status 130.")
     run.add_argument("-m", dest="module", metavar="MODULE",
                      help="run a module (an .epy or .py one, or a package's __main__) as `python -m` does")
     run.add_argument("file", nargs="?",
                      help="the .epy program (the modules beside it import, .epy ones compiled on import)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments (its sys.argv[1:])")
     run.set_defaults(func=_run)
-    broker = sub.add_parser("broker", help="run one broker of an overlay in the foreground")
+    broker = sub.add_parser("broker", help="run one broker of an overlay in the foreground",
+                            description="Run one broker of an overlay in the foreground, logging to stderr "
+                                        "(for systemd's journal); SIGTERM or Ctrl-C stops it.")
     broker.add_argument("--config", required=True, help="the overlay's TOML file")
     broker.add_argument("--id", required=True, help="this broker's name in it")
     broker.set_defaults(func=_broker)

@@ -110,6 +110,8 @@ def test_overlay_up_refuses_what_cannot_work_before_starting_anything(tmp_path):
 
     assert "nosuch.toml: cannot read the overlay configuration" in up("--topology", "nosuch.toml")
     assert "ports 65535..65536 are not all between 1 and 65535" in up("--brokers", "2", "--port", "65535")
+    # --port 0 is new (free ports): a refused --port says so, -1 did not
+    assert up("--port", "-1").endswith("are not all between 1 and 65535 (--port 0: free ports the launcher picks)")
     (tmp_path / "bad.toml").write_text('[brokers]\nb0 = {host = "127.0.0.1", port = "x"}\n')
     assert "broker 'b0' needs a port between 1 and 65535, not 'x'" in up("--topology", str(tmp_path / "bad.toml"))
     with socket.socket() as busy:
@@ -316,3 +318,19 @@ def test_version_piped_to_a_reader_that_stops_early_is_quiet():
         finally:
             os.close(write)
         assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_run_and_broker_help_say_how_they_end():
+    """`eventpy run -h` said nothing of SIGTERM (README: status 143, a second one ends it at once)
+    nor of Ctrl-C's 130, and `eventpy broker -h` not where it logs: a user writing a systemd unit
+    looks there first."""
+    import argparse
+    import signal
+
+    from eventpy.__main__ import parser
+
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    run_help = " ".join(sub.choices["run"].format_help().split())
+    assert f"exits with status {128 + signal.SIGTERM}" in run_help and "second SIGTERM" in run_help
+    assert f"status {128 + signal.SIGINT}" in run_help
+    assert "logging to stderr" in " ".join(sub.choices["broker"].format_help().split())

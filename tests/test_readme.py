@@ -162,3 +162,77 @@ def test_the_aio_block_prints_what_its_comment_says():
     with contextlib.redirect_stdout(out):
         asyncio.run(asyncio.wait_for(ns["main"](), 60))
     assert out.getvalue() == "9.5\n"
+
+
+def test_the_refusal_log_bound_is_the_one_the_readme_gives():
+    from eventpy.runtime._log_limit import LogLimit
+
+    limit = LogLimit()
+    assert (limit.burst, limit.window) == (10, 60.0)
+    assert "the first 10 a minute per link (refused messages) and per peer host" in " ".join(README.split())
+
+
+def test_the_interrupted_lines_are_the_ones_the_readme_shows(capsys, monkeypatch):
+    # README said eventpyc printed `eventpy: interrupted`; it names itself
+    from eventpy.compiler import cli
+
+    def ctrl_c_while_starting(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_main", ctrl_c_while_starting)
+    assert cli.main(["x.epy"]) == 130
+    said = capsys.readouterr().err.strip()
+    flat = " ".join(README.split())
+    assert said == "eventpyc: interrupted" and f"`{said}`" in flat
+    assert "says `eventpy: interrupted`" in flat and "exits with status 130" in flat
+
+
+def test_the_end_of_a_program_has_the_bounds_the_readme_gives():
+    # the shutdown bounds, in the order the README's "The end of a program" gives them (it said
+    # the subscriptions ended first, leaving out the exit drain the tour and concurrency.md describe)
+    import inspect
+
+    from eventpy.runtime import _exit
+    from eventpy.runtime.transports import tcp_client
+
+    assert inspect.signature(_exit.drain_at_exit).parameters["budget"].default == 5.0
+    assert _exit.CALLBACKS_BUDGET == 5.0 and tcp_client.CLOSE_BUDGET == 5.0
+    flat = " ".join(README.split())
+    end = flat[flat.index("**The end of a program**"):flat.index("**Slow brokers**")]
+    drained, callbacks = end.index("embedded overlay is first drained"), end.index("callbacks already running finish")
+    assert drained < callbacks and "for 5 s from the close" in end
+
+
+def test_the_testing_helpers_are_called_as_the_readme_calls_them():
+    # names and keywords of "Testing your program" that a rename would leave behind
+    import inspect
+
+    from eventpy import testing
+
+    flat = " ".join(README.split())
+    assert "fresh_overlay(clock=None, mode=...)" in flat
+    assert {"clock", "mode"} <= set(inspect.signature(testing.fresh_overlay).parameters)
+    assert "clock=eventpy.testing.ManualClock()" in flat and hasattr(testing.ManualClock(), "advance")
+    assert "eventpy.testing.start_broker(run_dir)" in flat
+    assert {"stop", "log_text"} <= set(dir(testing.BrokerProcess))  # and .url, set by __init__
+    assert "eventpy.testing.why_not(obj, Class.method, **attrs)" in flat
+    assert list(inspect.signature(testing.why_not).parameters)[:2] == ["target", "event"]
+    assert "callback_errors" in dir(testing.TestOverlay) and "LeftoverSubscriptions" in testing.__all__
+
+
+def test_the_aio_calls_have_the_signatures_the_readme_gives():
+    import inspect
+
+    from eventpy import aio
+
+    flat = " ".join(README.split())
+    shown = "aio.subscribe(node, etype, guard, params, *, maxsize=1024, rum=None)"
+    assert f"`{shown}`" in flat
+    sig = inspect.signature(aio.subscribe)
+    assert list(sig.parameters) == ["node", "etype", "guard", "params", "maxsize", "rum"]
+    assert sig.parameters["maxsize"].default == 1024 and sig.parameters["maxsize"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert "`await aio.publish(node, etype, **attrs)`" in flat and "`await aio.drain(timeout)`" in flat
+    assert "`await aio.confirm(target, timeout)`" in flat
+    assert list(inspect.signature(aio.confirm).parameters) == ["target", "timeout"]
+    assert "aio.Inbox(maxsize=100)" in flat and "maxsize" in inspect.signature(aio.Inbox).parameters
+    assert "raises `aio.InboxClosed` once it is closed and empty" in flat and "InboxClosed" in aio.__all__

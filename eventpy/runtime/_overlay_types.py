@@ -45,12 +45,21 @@ def type_lines(states: dict[str, dict], alive: set[str]) -> list[str]:
 
 
 def refused_lines(run_dir: Path, states: dict[str, dict]) -> list[str]:
-    """A line for each broker that refused messages: how many, and the log that says why."""
+    """A line for each broker that refused messages or connections: how many, and the log that
+    says why (within its bound: the first 10 a minute per link or peer host, then how many it
+    left out, eventpy/runtime/_log_limit.py)."""
     lines = []
     for broker, s in sorted(states.items()):
-        n = s.get("stats", {}).get("refused", 0)
+        stats = s.get("stats", {})
+        log = run_dir / f"{broker}.log"
+        n = stats.get("refused", 0)
         if n:
             lines.append(f"broker {broker} refused {n} message{'s' * (n != 1)} (a schema other than the "
-                         f"overlay's, a malformed or unknown message): each reason is a WARNING line in "
-                         f"{run_dir / f'{broker}.log'}")
+                         f"overlay's, a malformed or unknown message): the reasons are WARNING lines in "
+                         f"{log} (the first 10 a minute per link)")
+        n = stats.get("refused_connections", 0)
+        if n:
+            lines.append(f"broker {broker} refused {n} connection{'s' * (n != 1)} (a bad frame, a name in "
+                         f"use, a failed authentication): the reasons are WARNING lines in {log} "
+                         f"(the first 10 a minute per peer host)")
     return lines

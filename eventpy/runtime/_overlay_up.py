@@ -86,8 +86,8 @@ def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         config.write_text("".join(f"{line}\n" for line in added) + Path(topology).read_text())
     else:
         if port != PICK and not 1 <= port <= 65535 - max(brokers - 1, 0):
-            print(f"eventpy overlay: ports {port}..{port + brokers - 1} are not all between 1 and 65535",
-                  file=sys.stderr)
+            print(f"eventpy overlay: ports {port}..{port + brokers - 1} are not all between 1 and 65535 "
+                  "(--port 0: free ports the launcher picks)", file=sys.stderr)
             return 1
         if topology not in TOPOLOGIES:  # make_topology's message knows nothing of files
             print(f"eventpy overlay: unknown topology {topology!r}; choose {', '.join(TOPOLOGIES)}, "

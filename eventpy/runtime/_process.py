@@ -78,10 +78,12 @@ def drain(timeout: float = 10.0) -> None:
         if not _on_a_running_loop():
             raise
         # a callback handing its event to this loop and waiting (run_coroutine_threadsafe(...).result())
-        # cannot return while drain() holds the loop: its message named only the "stuck" callback
+        # cannot return while drain() holds the loop: its message named only the "stuck" callback.
+        # The hint is eventpy.aio's drain (README), not asyncio.to_thread: a to_thread drain
+        # cancelled by Ctrl-C holds asyncio.run's end for the rest of its timeout
         raise TimeoutError(f"{e}; drain() was called on the thread of a running asyncio loop and "
                            "blocked that loop for its whole timeout, so a callback waiting for the loop "
-                           "could not return: from a coroutine, await asyncio.to_thread(eventpy.drain, "
+                           "could not return: from a coroutine, await eventpy.aio.drain("
                            f"{timeout:g})") from None
 
 

@@ -1,6 +1,7 @@
 """drain() from an asyncio program: awaited off the loop it returns; called on the loop's own
 thread while a callback waits for that loop, it can only time out, and its TimeoutError says why
-and what to write instead (it named only the callback, which looked stuck for no reason)."""
+and what to write instead (it named only the callback, which looked stuck for no reason), the
+README's way: `await eventpy.aio.drain(t)` (it said asyncio.to_thread, which the README advises against)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import pytest
 
 import eventpy
+from eventpy import aio
 
 Q = eventpy.EventType("aio.DrainQ", n=int)
 
@@ -28,9 +30,9 @@ def test_drain_on_the_loop_thread_says_it_blocks_the_loop(fresh_overlay):
 
         node.subscribe(Q, "n > 0", on_event=on_event)
         node.publish(Q, n=1)
-        with pytest.raises(TimeoutError, match=r"asyncio loop.*await asyncio\.to_thread\(eventpy\.drain"):
+        with pytest.raises(TimeoutError, match=r"asyncio loop.*await eventpy\.aio\.drain\(1\)$"):
             eventpy.drain(1.0)  # blocks the loop the callback waits for: it cannot return
-        await asyncio.to_thread(eventpy.drain, 30.0)  # the right way: the loop runs the handler
+        await aio.drain(30.0)  # what the message says to write (README): the loop runs the handler
         return got
 
     assert asyncio.run(main()) == [1]

@@ -139,7 +139,10 @@ class BrokerServer:
 
     def _refusal(self, writer: asyncio.StreamWriter, what: str, *args: object) -> None:
         """A refused connection (or one closed for a bad frame), logged within the peer host's
-        bound (eventpy/runtime/_log_limit.py): each can be made again at once by reconnecting."""
+        bound (eventpy/runtime/_log_limit.py): each can be made again at once by reconnecting.
+        Each is counted (`refused_connections`, which `overlay status` shows): past the bound the
+        log is silent for the rest of the minute, and the count is what says the flood goes on."""
+        self.broker._stats["refused_connections"] += 1
         say, left_out = self._refusals_logged.allow(_peer_host(writer))
         if say:
             log.warning("%s: " + what + "%s", self.broker.name, *args, left_out_note(left_out))
