@@ -24,7 +24,9 @@ class _Instance:
         self.locks: dict[str, FifoLock] = {}
         self.released: dict[str, Any] = dict(released or {})
         self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
-        self.pending: dict[str, Any] = {}  # field -> value (frozen) stored inside an `assigning` block
+        # field -> (value frozen, its updates) stored inside an `assigning` block (a `local`
+        # field is never pending: its store returns before)
+        self.pending: dict[str, tuple[Any, list]] = {}
         self.closed = False
         self.left: list[Any] = []  # once closed: the nodes its subscriptions were on (confirm)
         # field -> the value the object got from its class and still holds (the very object: a
@@ -178,6 +180,9 @@ def _holds_already(sub: Any, frozen: dict[str, Any]) -> bool:
 
 
 def _frozen(value: Any) -> Any:
+    t = type(value)
+    if t is float or t is int or t is str or t is bool:
+        return value  # freeze's answer without its two calls (a game's positions are floats)
     return freeze(value)  # what the subscription holds: np.float64(9.5) as 9.5, a set frozen
 
 
@@ -276,7 +281,7 @@ class GuardField:
             if self.local:
                 return  # the guard sees the released copy (Fig. 33)
             if lock._depth > 1:  # inside `assigning`: sent once, when the statement is done
-                st.pending[self.name] = frozen
+                st.pending[self.name] = (frozen, items)
             else:
                 _send_updates(items)
 
@@ -384,13 +389,16 @@ class assigning:
     def __exit__(self, *exc: Any) -> None:
         st = self.st
         try:
-            done = {}
+            done, items = {}, []
             for f in self.fields:
                 if f in st.pending and st.locks[f]._depth == 1:
-                    frozen = st.pending.pop(f)  # (GuardField.__set__ froze and checked it)
+                    # (GuardField.__set__ froze and checked it, and listed its updates)
+                    frozen, listed = st.pending.pop(f)
                     if f not in getattr(type(self.obj), "__eventpy_locals__", ()):
-                        done[f] = frozen
-            if done:  # `self.a, self.b = ...`: one update, as release sends it
+                        done[f], items = frozen, listed
+            if len(done) == 1:  # `self.x = ...`: the updates its store listed (nothing sent since)
+                _send_updates(items)
+            elif done:  # `self.a, self.b = ...`: one update, as release sends it
                 _send_updates(_updates_for(st, done))
         finally:
             for lk in reversed(self.locks):

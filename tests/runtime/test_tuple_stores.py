@@ -29,6 +29,9 @@ class Player:
 
     def move(self, x, y):
         self.x, self.y = x, y
+
+    def step(self, x):
+        self.x = x
 '''
 
 
@@ -98,3 +101,14 @@ def test_a_refused_store_leaves_the_object_as_it_was_and_names_its_line(player_a
     assert p.x == 1.0 and _held(p)["seen"]["x"] == 1.0 and updates == []
     p.move(9.0, 9.0)  # the object still works
     assert _held(p)["seen"]["x"] == 9.0
+
+
+def test_a_store_in_a_method_sends_what_its_store_listed_once_the_statement_ends(player_and_updates):
+    p, updates = player_and_updates
+    p.step(1.0)  # held already
+    assert updates == []
+    p.step(8.0)
+    assert _in_order(updates) == [("near_x", {"x": 8.0}), ("seen", {"x": 8.0})]
+    with pytest.raises(TypeError, match="refused"):
+        p.step("far")
+    assert p.x == 8.0 and _held(p)["near_x"]["x"] == 8.0 and len(updates) == 2
