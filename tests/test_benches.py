@@ -209,3 +209,13 @@ def test_a_benchmarks_help_says_what_it_measures_in_whole_sentences(bench):
     assert done.returncode == 0, done.stderr[-2000:]
     description = done.stdout.split("\n\n")[1].strip()
     assert description.endswith("."), description
+
+
+@pytest.mark.parametrize("form", ["plain", "outside", "separate", "tuple"])
+def test_the_field_stores_benchmark_runs_each_form_and_checks_the_guards_got_the_last_move(form):
+    # what callgrind runs (field_stores.py itself needs valgrind): the run raises if a player's
+    # subscription does not hold the position the player was moved to
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "tools/bench/field_stores.py", "--run", form, "--ticks", "3",
+                           "--players", "5"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

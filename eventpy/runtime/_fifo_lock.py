@@ -24,6 +24,7 @@ class FieldDeadlock(RuntimeError):
 # Taken only by a thread that finds a lock busy; never held while waiting.
 _waits_lock = threading.Lock()
 _waits: dict[int, "FifoLock"] = {}
+_get_ident = threading.get_ident  # (a global, not a module attribute, on every store's path)
 
 
 class FifoLock:
@@ -45,7 +46,7 @@ class FifoLock:
         self.label = label  # what the lock guards, for FieldDeadlock's message
 
     def acquire(self) -> None:
-        me = threading.get_ident()
+        me = _get_ident()
         with self._lock:
             if self._owner == me:
                 self._depth += 1
@@ -96,7 +97,7 @@ class FifoLock:
 
     def release(self) -> None:
         with self._lock:
-            if self._owner != threading.get_ident():
+            if self._owner != _get_ident():
                 raise RuntimeError("release of a FIFO lock not held by this thread")
             self._depth -= 1
             if not self._depth:
@@ -105,7 +106,7 @@ class FifoLock:
                     self._cv.notify_all()
 
     def held(self) -> bool:
-        return self._owner == threading.get_ident()
+        return self._owner == _get_ident()
 
     def __enter__(self) -> "FifoLock":
         self.acquire()

@@ -24,7 +24,9 @@ class _Instance:
         self.locks: dict[str, FifoLock] = {}
         self.released: dict[str, Any] = dict(released or {})
         self.subs: list[tuple[Any, frozenset[str]]] = []  # (Subscription, fields its guard reads)
-        self.pending: dict[str, Any] = {}  # field -> value stored inside an `assigning` block
+        # field -> (value frozen, its updates) stored inside an `assigning` block (a `local`
+        # field is never pending: its store returns before)
+        self.pending: dict[str, tuple[Any, list]] = {}
         self.closed = False
         self.left: list[Any] = []  # once closed: the nodes its subscriptions were on (confirm)
         # field -> the value the object got from its class and still holds (the very object: a
@@ -89,17 +91,38 @@ def _publish_fields(obj: Any, values: dict[str, Any]) -> None:
     """Send several fields' new values together: each subscription gets them in one update (one
     recomputation of its variables, one UPD), so neither its broker nor its local filter ever
     holds some of them new and the others old."""
-    st = _state(obj)
-    by_node: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
+    _send_updates(_updates_for(_state(obj), {f: _frozen(v) for f, v in values.items()}))
+
+
+def _updates_for(st: _Instance, frozen: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """(subscription, the values of `frozen` its guard reads) for each live subscription of the
+    object that does not hold them already: what a store of them sends."""
+    items = []
     for sub, fields in st.subs:
-        mine = {f: _frozen(v) for f, v in values.items() if f in fields}
-        if mine and not sub.closed and not _holds_already(sub, mine):
-            by_node.setdefault(id(sub._node), []).append((sub, mine))  # checked before they were stored
-    for items in by_node.values():  # (one node, but for an object whose subscribing was odd)
+        mine = {f: v for f, v in frozen.items() if f in fields}
+        if mine and not sub._state.closed and not _holds_already(sub, mine):
+            items.append((sub, mine))
+    return items
+
+
+def _send_updates(items: list[tuple[Any, dict[str, Any]]]) -> None:
+    """Apply `_updates_for`'s list (made, and checked, under the fields' locks, which are still
+    held: nothing has changed what the subscriptions hold since)."""
+    if not items:
+        return
+    node = items[0][0]._node
+    if all(sub._node is node for sub, _ in items):  # the usual case: no grouping to build
+        groups: Iterable[list] = (items,)
+    else:  # (one node, but for an object whose subscribing was odd)
+        by_node: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
+        for item in items:
+            by_node.setdefault(id(item[0]._node), []).append(item)
+        groups = by_node.values()
+    for group in groups:
         try:
-            type(items[0][0])._apply_together(items)  # one visit of the node for them all
+            type(group[0][0])._apply_together(group)  # one visit of the node for them all
         except RuntimeError:
-            if not all(sub.closed for sub, _ in items):
+            if not all(sub.closed for sub, _ in group):
                 raise
             # closed by another thread since the test above (obj.close(), shutdown()): as for
             # a store after the close, there is nothing left to update; before, the store
@@ -116,16 +139,25 @@ def _check_field(obj: Any, field: str, value: Any, written: Callable[[], str] | 
 
 def _check_fields(obj: Any, values: dict[str, Any], written: Callable[[], str] | str = "") -> None:
     """`_check_field` for several fields stored together: all are checked before any is stored."""
-    for sub, fields in _state(obj).subs:
-        mine = {f: v for f, v in values.items() if f in fields}
-        if mine and not sub.closed and not _holds_already(sub, mine):
-            try:
-                sub.check(**mine)
-            except (TypeError, ValueError) as e:
-                what = (written() if callable(written) else written) or ", ".join(
-                    f"{type(obj).__qualname__}.{f} = {_short(v)}" for f, v in values.items())
-                hint = NONE_HINT if any(v is None for v in mine.values()) else ""
-                raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name}){hint}") from None
+    _checked_updates(obj, _state(obj), values, written)
+
+
+def _checked_updates(obj: Any, st: _Instance, frozen: dict[str, Any],
+                     written: Callable[[], str] | str = "") -> list[tuple[Any, dict[str, Any]]]:
+    """`_updates_for`, each update checked as `_check_fields` does (TypeError or ValueError, and
+    nothing is sent, if one is refused). A store checks and then sends the same list: before, it
+    walked the subscriptions, froze the values and tested what each held twice (a game's tick
+    paid that for every player's every field)."""
+    items = _updates_for(st, frozen)
+    for sub, mine in items:
+        try:
+            sub.check(**mine)
+        except (TypeError, ValueError) as e:
+            what = (written() if callable(written) else written) or ", ".join(
+                f"{type(obj).__qualname__}.{f} = {_short(v)}" for f, v in frozen.items())
+            hint = NONE_HINT if any(v is None for v in mine.values()) else ""
+            raise type(e)(f"{what} refused: {e} (read by the guard of {sub.event_type.name}){hint}") from None
+    return items
 
 
 # A game's player that has not spawned (or has died) has no position: what to do instead of None
@@ -148,6 +180,9 @@ def _holds_already(sub: Any, frozen: dict[str, Any]) -> bool:
 
 
 def _frozen(value: Any) -> Any:
+    t = type(value)
+    if t is float or t is int or t is str or t is bool:
+        return value  # freeze's answer without its two calls (a game's positions are floats)
     return freeze(value)  # what the subscription holds: np.float64(9.5) as 9.5, a set frozen
 
 
@@ -232,8 +267,9 @@ class GuardField:
             if not own and not inherits(obj, st, self.name):
                 return  # a class's new default, and the object stored its own since it was listed
             if not self.local:
+                frozen = _frozen(value)  # what the subscriptions get: frozen once, checked once
                 try:
-                    _check_field(obj, self.name, _frozen(value), written)
+                    items = _checked_updates(obj, st, {self.name: frozen}, written)
                 except (TypeError, ValueError) as e:
                     callers_mistake(e)
                     raise  # from the line of the store (_boundary)
@@ -245,9 +281,9 @@ class GuardField:
             if self.local:
                 return  # the guard sees the released copy (Fig. 33)
             if lock._depth > 1:  # inside `assigning`: sent once, when the statement is done
-                st.pending[self.name] = value
+                st.pending[self.name] = (frozen, items)
             else:
-                _publish_field(obj, self.name, value)
+                _send_updates(items)
 
     def __delete__(self, obj: Any) -> None:
         try:  # the program's mistake: raised from its `del` line (_boundary)
@@ -329,15 +365,16 @@ class assigning:
     """`with assigning(self, "a", "b"): self.a, self.b = ...` — Fig. 13 around one statement:
     the fields' FIFO locks (in name order), the store, then the update of all of them, then release."""
 
-    __slots__ = ("obj", "fields", "locks")
+    __slots__ = ("obj", "fields", "locks", "st")
 
     def __init__(self, obj: Any, *fields: str) -> None:
         self.obj = obj
-        self.fields = sorted(set(fields))
+        # (most statements store one field: nothing to sort, nor a set to build, per store)
+        self.fields = fields if len(fields) == 1 else sorted(set(fields))
         self.locks: list[FifoLock] = []
 
     def __enter__(self) -> None:
-        st = _state(self.obj)
+        st = self.st = _state(self.obj)  # (and __exit__'s: the statement's own object all along)
         try:
             for f in self.fields:
                 lk = st.lock(f, self.obj)
@@ -350,17 +387,19 @@ class assigning:
             raise
 
     def __exit__(self, *exc: Any) -> None:
-        st = _state(self.obj)
+        st = self.st
         try:
-            locals_ = getattr(type(self.obj), "__eventpy_locals__", ())
-            done = {}
+            done, items = {}, []
             for f in self.fields:
                 if f in st.pending and st.locks[f]._depth == 1:
-                    value = st.pending.pop(f)
-                    if f not in locals_:
-                        done[f] = value
-            if done:  # `self.a, self.b = ...`: one update, as release sends it
-                _publish_fields(self.obj, done)
+                    # (GuardField.__set__ froze and checked it, and listed its updates)
+                    frozen, listed = st.pending.pop(f)
+                    if f not in getattr(type(self.obj), "__eventpy_locals__", ()):
+                        done[f], items = frozen, listed
+            if len(done) == 1:  # `self.x = ...`: the updates its store listed (nothing sent since)
+                _send_updates(items)
+            elif done:  # `self.a, self.b = ...`: one update, as release sends it
+                _send_updates(_updates_for(st, done))
         finally:
             for lk in reversed(self.locks):
                 lk.release()
