@@ -83,8 +83,6 @@ class Advertisements:
             ts.upstream.add(link)
         self._forward_adv(ts, out)
         if new and link in self.broker_links:
-            if msg.etype in self.evolving.behind:
-                self._resummarize(ts)  # its summaries were left behind the window: none was read
             self._propagate(ts, out)  # subscriptions follow the reverse path of advertisements
 
     def _on_refused(self, link: Link, msg: Refused, out: Sends) -> None:
@@ -131,7 +129,6 @@ class Advertisements:
         if not (ts.subs or ts.pubs or ts.known or ts.adv_sent):
             name = ts.etype.name
             del self.types[name]
-            self.evolving.behind.discard(name)
         elif not ts.subs:
             # a dict keeps the table of its largest size: the type's lookup held ~40 bytes per
             # subscription it ever had at once, for as long as a publisher kept the type here

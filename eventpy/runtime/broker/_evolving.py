@@ -30,7 +30,7 @@ matches, not what crosses the overlay: the same summary traffic under all three,
 measures. The recomputation runs on the broker's timer (`tick`), and also when an event of an
 evolving type arrives after the window was due to move (a broker nothing ticks, the embedded one,
 stays fresh through its own traffic). A type no broker upstream reads summaries of (the single
-game server of 003 §VI-C) keeps its summaries behind the window until one does: LEES and CLEES then
+game server of 003 §VI-C) keeps no summary until one does (NoSummary): LEES and CLEES then
 maintain nothing as time passes, as the paper's do.
 
 The previous version covers up to R + horizon, so an upstream broker holding either one admits
@@ -82,8 +82,6 @@ class EvolvingHulls:
         self.anchor: float | None = None  # R: when the versions were last recomputed
         # event type -> (link, sid) -> SubState, for the types with evolving subscriptions
         self.members: dict[str, dict[Any, Any]] = {}
-        # the types whose summaries were left behind the window (no broker upstream read them)
-        self.behind: set[str] = set()
 
     def window(self) -> tuple[float, float]:
         r = self.anchor if self.anchor is not None else self.overlay_clock()
@@ -220,12 +218,10 @@ class Evolving:
             static = state.filter(ci)
             for attr in attrs:
                 ts.matcher.update(key, attr, static.get(attr))
-        if ts.upstream or not moves:  # (one that does not move is not brought up to date later)
+        if ts.upstream or not moves:  # (no reader: NoSummary; Upstream._summarize rebuilds it when one comes)
             ts.summary.set_entry(state.link, key, flt if flt is not None else self._version(ts, state, ci))
-        else:
-            self.evolving.behind.add(ts.etype.name)  # brought up to date when a broker reads it
-            if flt is None:
-                return  # nothing was recomputed
+        elif flt is None:
+            return  # nothing was recomputed
         self._stats["versions_recomputed"] += 1
 
     def _revise_bounds(self, ts: Any, state: Any, ci: int, var: int) -> bool:
@@ -255,25 +251,14 @@ class Evolving:
         ves = self.evolving_engine == "ves"
         for etype, members in evolving.members.items():
             ts = self.types[etype]
-            if not ts.upstream:
-                evolving.behind.add(etype)
-                if not ves:
-                    continue  # nothing to recompute: LEES and CLEES evaluate on demand
+            if not ts.upstream and not ves:
+                continue  # nothing to recompute: LEES and CLEES evaluate on demand
             for state in members.values():
                 for ci in state.switched_on:
                     if state.moves[ci]:
                         self._revise(ts, state, ci)
             if ts.upstream:
                 self._propagate(ts, out)
-
-    def _resummarize(self, ts: Any) -> None:
-        """A broker upstream is about to read the summaries of a type they were left behind for."""
-        self.evolving.behind.discard(ts.etype.name)
-        for state in self.evolving.members.get(ts.etype.name, {}).values():
-            for ci in state.switched_on:
-                if state.moves[ci]:
-                    ts.summary.set_entry(state.link, (state.link, state.sid, ci), self._version(ts, state, ci))
-                    self._stats["versions_recomputed"] += 1
 
     def _evolving_keys(self, ts: Any, values: tuple, time: float) -> list:
         """The candidates for an event of a type with evolving subscriptions (each is then checked

@@ -45,8 +45,7 @@ class Upstream:
         for state in ts.subs.values():
             for ci in state.switched_on:
                 summary.set_entry(state.link, (state.link, state.sid, ci), self._version(ts, state, ci))
-        ts.summary = summary
-        self.evolving.behind.discard(ts.etype.name)  # (its moving versions were just computed)
+        ts.summary = summary  # (its moving versions computed now, at the window's time)
 
     def _not_upstream(self, ts: _TypeState, link: Hashable) -> None:
         """`link` no longer reads the type's summary; the last one gone, none is kept."""

@@ -78,7 +78,6 @@ def leftovers(b: Broker, links: Iterable = ()) -> dict[str, Any]:
         if ts.cache is not None:
             note(f"{name}.cache", len(ts.cache.slots))
     note("evolving.members", b.evolving.members)
-    note("evolving.behind", b.evolving.behind)
     note("acks.forwarded", {k: v for k, v in b.acks.forwarded.items() if k not in links or v - links})
     note("acks.waits", b.acks.waits)
     note("flushes.waits", b.flushes.waits)
