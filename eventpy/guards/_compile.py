@@ -263,7 +263,8 @@ def _names_of(n: A.Node, kind: type) -> set[str]:
         return {n.name}  # type: ignore[attr-defined]
     out: set[str] = set()
     for child in _children(n):
-        out |= _names_of(child, kind)
+        if type(child) is not A.Const:  # most of a large set literal: no names, no call
+            out |= _names_of(child, kind)
     return out
 
 

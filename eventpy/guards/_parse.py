@@ -68,11 +68,7 @@ class _ToAst(Transformer):
         return A.Neg(operand, **_pos(meta))
 
     def number(self, meta, items):
-        text = str(items[0]).replace("_", "")
-        if text[:2].lower() in ("0x", "0o", "0b"):  # Python's hex, octal and binary integers
-            return A.Const(int(text, 0), **_pos(meta))
-        value = float(text) if any(c in text for c in ".eE") else int(text)
-        return A.Const(value, **_pos(meta))
+        return A.Const(_number_value(str(items[0])), **_pos(meta))
 
     def string(self, meta, items):
         return A.Const(pyast.literal_eval(str(items[0])), **_pos(meta))
@@ -98,6 +94,52 @@ class _ToAst(Transformer):
 
     def set_literal(self, meta, items):
         return A.SetLit(tuple(items), **_pos(meta))
+
+    def const_set(self, meta, items):
+        return A.SetLit(_const_members(items[0]), **_pos(meta))
+
+
+def _number_value(text: str) -> int | float:
+    text = text.replace("_", "")
+    if text[:2].lower() in ("0x", "0o", "0b"):  # Python's hex, octal and binary integers
+        return int(text, 0)
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+# One member of a CONST_SET token (the grammar's CS_MEMBER; the token matched it, so the members
+# are found in order with nothing but blanks and commas between them)
+_MEMBER = re.compile(r"""'(?:[^'\\\n]|\\(?:.|\n))*'|"(?:[^"\\\n]|\\(?:.|\n))*"|True|False|-?[^\s,}]+""")
+
+
+def _const_members(token: Token) -> tuple[A.Const, ...]:
+    """The members of a set literal lexed whole (CONST_SET), each a Const at its own line and
+    column, as the rule-by-rule parse makes them (`-5` is the constant -5 there too)."""
+    text = str(token)
+    line = token.line
+    line_start = -(token.column - 1)  # where the token's first line starts, relative to the token
+    members = []
+    done = 0  # the text before this has been counted for line ends
+    for m in _MEMBER.finditer(text, 1):
+        raw = m.group()
+        for at in (m.start(), m.end()):  # line ends before the member, then inside it (a string)
+            breaks = text.count("\n", done, at)
+            if breaks:
+                line += breaks
+                line_start = text.rindex("\n", done, at) + 1
+            if at == m.start():
+                members.append((line, m.start() - line_start + 1, raw))
+            done = at
+    return tuple(A.Const(_member_value(raw), line=ln, column=col) for ln, col, raw in members)
+
+
+def _member_value(raw: str) -> object:
+    if raw[0] in "'\"":
+        return pyast.literal_eval(raw)
+    if raw in ("True", "False"):
+        return raw == "True"
+    if raw[0] == "-":
+        return -_number_value(raw[1:])
+    return _number_value(raw)
 
 
 _AFTER_FIELD = re.compile(r"\bself\s*\.\s*\w+\s*$")
