@@ -270,7 +270,7 @@ def _names_of(n: A.Node, kind: type) -> set[str]:
 
 def _evolving(n: A.Node) -> bool:
     """Whether an expression reads elapsed()."""
-    return isinstance(n, A.Elapsed) or any(_evolving(c) for c in _children(n))
+    return isinstance(n, A.Elapsed) or any(_evolving(c) for c in _children(n) if type(c) is not A.Const)
 
 
 def _attrs_in(n: A.Node) -> set[str]:

@@ -134,7 +134,7 @@ def _const_members(token: Token) -> tuple[A.Const, ...]:
 
 def _member_value(raw: str) -> object:
     if raw[0] in "'\"":
-        return pyast.literal_eval(raw)
+        return raw[1:-1] if "\\" not in raw else pyast.literal_eval(raw)  # no escape: the text itself
     if raw in ("True", "False"):
         return raw == "True"
     if raw[0] == "-":
