@@ -10,7 +10,19 @@ from typing import Any
 
 from ..guards import SUBSCRIBED_AT, GuardPlan, compile_guard
 from ._async_callbacks import check_not_async
+from .model import EventType
 from ._params import KIND_NAMES, check_members, check_value_range, freeze, param_kind, param_type, short
+
+
+def event_type_of(x: Any, verb: str) -> EventType:
+    """What `publish`, `subscribe` and `advertise` take: an EventType, or the event method of an
+    .epy class (`Monitor.quote`), whose events are of the type the class publishes."""
+    if isinstance(x, EventType):
+        return x
+    etype = getattr(getattr(x, "__self__", None), "etype", None)  # `Class.method` of an .epy class
+    if isinstance(etype, EventType):
+        return etype
+    raise TypeError(f"{verb} needs an EventType or an event method of an .epy class, got {type(x).__name__}")
 
 
 def checked_subscription(etype: Any, guard: Any, params: Any, on_event: Any,

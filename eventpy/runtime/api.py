@@ -21,7 +21,7 @@ from ._executor import _here
 from . import _exit, _late_counts
 from ._process import _lock, _nodes, _published_by_callback, _sent_by_callback, drain, unreachable
 from ._settler import Settler
-from ._sub_args import checked_subscription
+from ._sub_args import checked_subscription, event_type_of
 from ._sizes import HEADROOM, check_fits, check_sent
 from .client import SchemaRefused, UpdateMonitor
 from .embedded import EmbeddedOverlay, LocalNode
@@ -35,17 +35,6 @@ from ._subscription import Subscription, UpdateNotConfirmed  # noqa: F401 (publi
 ENV_BROKER = "EVENTPY_BROKER"
 _overlay: EmbeddedOverlay | None = None
 _closed_stats: Counter = Counter()  # counters of nodes already closed
-def _event_type_of(x: Any, verb: str) -> EventType:
-    """What `publish`, `subscribe` and `advertise` take: an EventType, or the event method of an
-    .epy class (`Monitor.quote`), whose events are of the type the class publishes."""
-    if isinstance(x, EventType):
-        return x
-    etype = getattr(getattr(x, "__self__", None), "etype", None)  # `Class.method` of an .epy class
-    if isinstance(etype, EventType):
-        return etype
-    raise TypeError(f"{verb} needs an EventType or an event method of an .epy class, got {type(x).__name__}")
-
-
 class Node:
     """A process's attachment to an overlay."""
 
@@ -70,7 +59,7 @@ class Node:
         `window`, `freq_approx`, `min_history`, an `eventpy.UpdateMonitor`, or False for none;
         by default the node's (`eventpy.connect(rum=...)`)."""
         try:
-            etype = _event_type_of(etype, "subscribe")
+            etype = event_type_of(etype, "subscribe")
             env, plan = self._checked(etype, guard, params, on_event)
             monitor = UpdateMonitor.of(rum)  # its knobs are the caller's too
         except (TypeError, ValueError) as e:  # GuardError is a ValueError
@@ -127,7 +116,7 @@ class Node:
         TimeoutError after PUBLISH_WAIT seconds without publishing (eventpy.runtime.embedded)."""
         try:
             if type(etype) is not EventType:  # an event method of an .epy class (publish's hot path: one check)
-                etype = _event_type_of(etype, "publish")
+                etype = event_type_of(etype, "publish")
             values = self._values(etype, attrs)
         except (TypeError, ValueError) as e:
             callers_mistake(e)
@@ -168,7 +157,7 @@ class Node:
         room in a full outbox (eventpy.aio waits for it off its loop's thread, then asks again)."""
         try:
             if type(etype) is not EventType:
-                etype = _event_type_of(etype, "publish")
+                etype = event_type_of(etype, "publish")
             values = self._values(etype, attrs)
         except (TypeError, ValueError) as e:
             callers_mistake(e)
@@ -184,7 +173,7 @@ class Node:
         .epy class (`node.advertise(Monitor.quote)`). Subscriptions follow advertisements, so a
         publisher advertises, then drains, before its first events."""
         try:
-            etype = _event_type_of(etype, "advertise")
+            etype = event_type_of(etype, "advertise")
         except TypeError as e:
             callers_mistake(e)
             raise  # from the caller's line (_boundary)

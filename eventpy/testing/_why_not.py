@@ -11,7 +11,8 @@ from typing import Any
 
 from ..guards import SUBSCRIBED_AT
 from ..runtime._lang_fields import nodes_left_by, subscriptions_of
-from ..runtime.api import Subscription, _event_type_of
+from ..runtime._sub_args import event_type_of
+from ..runtime.api import Subscription
 from ..runtime.model import EventType
 
 
@@ -28,7 +29,7 @@ def _subscriptions(target: Any, event: Any) -> list[Subscription]:
             raise TypeError(f"this {type(target).__name__} listens to several event types ({names}): "
                             "name the event method, why_not(obj, Class.method, ...)")
         return subs
-    etype = event if isinstance(event, EventType) else _event_type_of(event, "why_not")
+    etype = event if isinstance(event, EventType) else event_type_of(event, "why_not")
     mine = [s for s in subs if s.event_type.name == etype.name]
     if not mine:
         raise TypeError(f"this {type(target).__name__} does not listen to {etype.name}")

@@ -85,3 +85,36 @@ def test_one_guard_text_is_compiled_once_per_simulation():
     other = client.subscribe(Q, "price < limit", {"limit": 1})  # an int: a number too, the same plan
     assert subs[0].state.plan is subs[1].state.plan is subs[2].state.plan is other.state.plan
     assert client.subscribe(Q, "price > limit", {"limit": 1.0}).state.plan is not subs[0].state.plan
+
+
+def test_the_simulator_takes_an_event_method_of_an_epy_class_as_the_api_does():
+    """`node.subscribe(Watch.quote, ...)` worked on a Node; a SimClient took an EventType only
+    (an AttributeError from inside `publish`, for instance), so an experiment could not reuse
+    a program's event types."""
+    import textwrap
+
+    from eventpy.compiler import compile_source
+
+    text = textwrap.dedent('''
+        class Watch:
+            event def quote(self, firm: str, price: float) when price < 10.0:
+                pass
+    ''')
+    ns: dict = {"__name__": "sim_watch"}
+    exec(compile(compile_source(text, "sim_watch.epy", "sim_watch"), "sim_watch.epy", "exec"), ns)
+    quote = ns["Watch"].quote
+    sim = Simulation(line(2))
+    pub, client = sim.client("pub", "b0"), sim.client("sub", "b1")
+    pub.advertise(quote)
+    got = []
+    client.subscribe(quote, "price > 5", on_event=lambda ev: got.append((ev.firm, ev.price)))
+    sim.run()
+    pub.publish(quote, firm="IBM", price=7.0)
+    pub.publish(quote, firm="IBM", price=3.0)
+    sim.run()
+    assert got == [("IBM", 7.0)]
+    pub.unadvertise(quote)
+    for call in (lambda: pub.publish(print, x=1), lambda: client.subscribe("Watch.quote", "price > 5")):
+        with pytest.raises(TypeError, match="needs an EventType or an event method of an .epy class, got") as info:
+            call()
+        assert traceback.extract_tb(info.tb)[-1].name == "<lambda>"  # from the caller's line

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from ...guards import SUBSCRIBED_AT, GuardPlan
 from .._async_callbacks import returned_awaitable
 from .._boundary import callers_mistake
-from .._sub_args import checked_subscription, checked_update, param_kinds
+from .._sub_args import checked_subscription, checked_update, event_type_of, param_kinds
 from ..client import ClientCore, SubscriptionState, UpdateMonitor
 from ..messages import Flush, FlushAck
 from ..model import Event, EventType
@@ -50,6 +50,7 @@ class SimClient:
         arguments are checked as `eventpy.Node.subscribe` checks them; `guard` may also be a
         GuardPlan already compiled (the replay compiles each distinct guard once)."""
         try:
+            etype = event_type_of(etype, "subscribe")
             env, plan = checked_subscription(etype, guard, params, on_event, self.sim._plans)
             monitor = UpdateMonitor.of(rum)
         except (TypeError, ValueError) as e:  # GuardError is a ValueError
@@ -61,6 +62,7 @@ class SimClient:
     def publish(self, etype: EventType, /, **attrs: Any) -> tuple[str, int]:
         """Publish now; returns the event's identity (origin, sequence number)."""
         try:
+            etype = event_type_of(etype, "publish")
             values = etype.values_from(attrs)
         except (TypeError, ValueError) as e:
             callers_mistake(e)
@@ -68,11 +70,13 @@ class SimClient:
         return self.name, self._do(lambda core: core.publish(etype, values))
 
     def advertise(self, etype: EventType) -> None:
+        etype = event_type_of(etype, "advertise")
         self._do(lambda core: core.advertise(etype))
 
     def unadvertise(self, etype: EventType) -> None:
         """No more events of this type from here (a publisher leaving); `publish` advertises again."""
-        self._do(lambda core: core.unadvertise(etype.name))
+        name = event_type_of(etype, "unadvertise").name
+        self._do(lambda core: core.unadvertise(name))
 
     def request_ack(self, budget: float) -> tuple:
         """Ask for a cascading acknowledgement of the changes sent so far; after `run()`,
