@@ -199,6 +199,15 @@ def test_the_set_updates_benchmark_checks_the_broker_holds_the_clients_set_and_s
     assert all(r["parametric_ms"] > 0 and r["resub_ms"] > 0 for r in rows)
 
 
+def test_the_set_literal_benchmark_compiles_a_watch_list_that_matches():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "tools/bench/set_literal.py", "--json", "--repeats", "1", "--sizes", "300"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert row["members"] == 300 and row["compile_guard_ms"] > 0 and row["eventpyc_ms"] > 0
+
+
 @pytest.mark.parametrize("bench", sorted(p.name for p in (ROOT / "tools" / "bench").glob("*.py")
                                           if not p.name.startswith("_")))
 def test_a_benchmarks_help_says_what_it_measures_in_whole_sentences(bench):

@@ -39,9 +39,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true", help="one JSON object per line on stdout, nothing else")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each, alternated (default 3)")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="members of each literal, comma-separated")
     args = ap.parse_args()
     rows = []
-    for n in SIZES:
+    for n in (int(x) for x in args.sizes.split(",")):
         literal = "{" + ", ".join(repr(f"S{i}") for i in range(n)) + "}"
         guard = f"firm in {literal} and price < 10.0"
         base, guard_s, epy_s = alternated([(ast.literal_eval, literal),
