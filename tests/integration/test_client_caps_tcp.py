@@ -191,3 +191,37 @@ def test_resub_mode_updates_at_the_limit_are_taken(capped):
     finally:
         eventpy.shutdown()
         stop()
+
+
+EPY = '''
+class Watch:
+    def __init__(self, syms):
+        self.syms = syms
+        self.got = []
+
+    event def quote(self, sym: str, price: float) when sym in self.syms:
+        self.got.append(sym)
+'''
+
+
+def test_an_epy_set_field_past_the_limit_raises_and_keeps_its_members(capped, monkeypatch):
+    from eventpy.compiler import compile_source
+
+    server = capped(max_set_members=2)
+    monkeypatch.setenv("EVENTPY_BROKER", f"tcp://127.0.0.1:{server.port}")
+    ns: dict = {"__name__": "caps_watch"}
+    exec(compile(compile_source(EPY, "caps_watch.epy"), "caps_watch.epy", "exec"), ns)
+    Watch = ns["Watch"]
+    w = Watch({"A"})
+    w.syms.add("B")  # two: within the limit
+    with pytest.raises(eventpy.LimitExceeded, match=r"Watch.syms.add\('C'\) refused: the subscription to caps_watch.Watch.quote when "
+                       r"'sym in self.syms' would hold 3 set members at broker b0, above its limit per subscription "
+                       r"\(max_set_members = 2"):
+        w.syms.add("C")
+    assert w.syms == {"A", "B"}  # the store was refused before it was made
+    eventpy.drain(5)
+    for sym in "ABC":
+        Watch.quote(sym, 1.0)
+    eventpy.drain(5)
+    assert w.got == ["A", "B"]
+    w.close()
