@@ -1,9 +1,10 @@
 """Per-client limits of a broker shared by several teams' services (README: *A real overlay*,
 **Per-client limits**). The protocol bounds (_sub_limits, the frame) bound one message; these
 bound what one client connection may make a broker hold: a loop that subscribes without closing
-grew a broker by about 2.5 KB a subscription (200,000 from one client: about 0.5 GB, and the
-other clients' events waited up to a second behind the garbage collector), and a set parameter
-grown member by member costs the broker time in proportion to the whole set at every update.
+grew a broker by about 2.5 KB a subscription (160,000 from one client: 412 MB, kept until it
+leaves; another client's events waited up to 1.5 s while it went on, tools/bench/client_caps.py),
+and a set parameter grown member by member costs the broker time in proportion to the whole set
+at every update.
 
 An operator sets them on the broker (`eventpy broker --max-subscriptions N`, `overlay up
 --max-set-members N`, or the overlay's TOML file); the broker tells each client its limits

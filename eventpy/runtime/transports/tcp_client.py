@@ -137,10 +137,13 @@ class TcpOverlay:
             while not early and early.error is None:
                 await _read_more(reader, decoder, early, deadline - asyncio.get_running_loop().time(),
                                  "the broker closed the connection after its HELLO")
-        except (asyncio.TimeoutError, ConnectionError) as e:
+        except asyncio.TimeoutError:
             writer.close()
-            raise AttachError(f"no LIMITS from the broker within {HELLO_TIMEOUT:g} s of its HELLO"
-                              + (f": {e}" if str(e) else "")) from None
+            raise AttachError(f"no LIMITS from the broker within {HELLO_TIMEOUT:g} s of its HELLO (a broker of "
+                              "protocol 5 sends them at once)") from None
+        except ConnectionError as e:  # e.g. a broker stopping: as a connection lost, retried
+            writer.close()
+            raise ConnectionError(f"{e} (before its LIMITS)") from None
         if not early or type(early[0]) is not Limits:
             return NO_CAPS
         return ClientCaps.from_wire(early.pop(0).limits)
