@@ -31,6 +31,8 @@ LIMITS = {
     "max_subscriptions": ("--max-subscriptions", "subscriptions one client connection holds at the broker"),
     "max_set_members": ("--max-set-members", "set members one subscription holds (its set literals and "
                                              "set parameters, as the broker holds them)"),
+    "max_event_types": ("--max-event-types", "event types one client connection tells the broker of (those "
+                                             "it publishes and those it subscribes to)"),
 }
 LARGEST = (1 << 63) - 1  # a limit travels as a 64-bit int
 
@@ -53,6 +55,7 @@ class ClientCaps:
 
     max_subscriptions: int | None = None
     max_set_members: int | None = None
+    max_event_types: int | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -112,6 +115,18 @@ def too_many_subscriptions(caps: ClientCaps, held: int, who: str, broker: str) -
         f"{who} holds {held:,} subscriptions at broker {broker}, its limit per client connection "
         f"(max_subscriptions = {cap:,}, `eventpy broker {LIMITS['max_subscriptions'][0]}`): close some, "
         "or ask the overlay's operator for more", "max_subscriptions", cap, broker)
+
+
+def too_many_types(caps: ClientCaps, told: int, who: str, etype: str, broker: str) -> LimitExceeded | None:
+    """The error for a new event type of a client that told the broker of `told`, or None."""
+    cap = caps.max_event_types
+    if cap is None or told < cap:
+        return None
+    return LimitExceeded(
+        f"{who} has told broker {broker} of {told:,} event types, its limit per client connection "
+        f"(max_event_types = {cap:,}, `eventpy broker {LIMITS['max_event_types'][0]}`), so it cannot use "
+        f"{etype!r} as well: a program that makes types on the fly (a class per request) reuses them "
+        "instead, or asks the overlay's operator for more", "max_event_types", cap, broker)
 
 
 def too_many_members(caps: ClientCaps, members: int, what: str, broker: str) -> LimitExceeded | None:

@@ -139,7 +139,8 @@ class Node:
             raise  # from the caller's line (_boundary)
         try:
             self._publish_values(etype, values)
-        except SchemaRefused as e:  # another schema under this name: the program's (an old version)
+        except (SchemaRefused, LimitExceeded) as e:  # another schema under this name: the program's (an old
+            # version); or a new type past the broker's max_event_types
             callers_mistake(e)
             raise  # (_boundary)
 
@@ -180,7 +181,7 @@ class Node:
             raise  # (_boundary)
         try:
             return self._publish_values(etype, values, wait=False)
-        except SchemaRefused as e:
+        except (SchemaRefused, LimitExceeded) as e:
             callers_mistake(e)
             raise  # (_boundary)
 
@@ -195,7 +196,7 @@ class Node:
             raise  # from the caller's line (_boundary)
         try:
             self._local.send(lambda core: core.advertise(etype))
-        except SchemaRefused as e:
+        except (SchemaRefused, LimitExceeded) as e:
             callers_mistake(e)
             raise  # (_boundary)
 

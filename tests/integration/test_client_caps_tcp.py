@@ -225,3 +225,43 @@ def test_an_epy_set_field_past_the_limit_raises_and_keeps_its_members(capped, mo
     eventpy.drain(5)
     assert w.got == ["A", "B"]
     w.close()
+
+
+def test_event_types_past_max_event_types_raise_and_the_known_ones_keep_working(capped):
+    """A program that makes a type per request (a class made on the fly) grew the broker ~3 KB
+    a type, 12,000 types a second, until it left."""
+    server = capped(max_event_types=2)
+    node = eventpy.connect(f"tcp://127.0.0.1:{server.port}", name="factory")
+    got: list[float] = []
+    node.subscribe(Q, "True", on_event=lambda e: got.append(e.price))  # its first type
+    other = eventpy.EventType("caps.Other", n=int)
+    node.advertise(other)  # its second
+    third = eventpy.EventType("caps.T3", n=int)
+    with pytest.raises(eventpy.LimitExceeded, match=r"node factory has told broker b0 of 2 event types, its limit per "
+                       r"client connection \(max_event_types = 2, `eventpy broker --max-event-types`\), so it cannot "
+                       r"use 'caps.T3' as well"):
+        node.publish(third, n=1)
+    with pytest.raises(eventpy.LimitExceeded, match="max_event_types = 2"):
+        node.subscribe(third, "True")
+    with pytest.raises(eventpy.LimitExceeded, match="max_event_types = 2"):
+        node.advertise(third)
+    node.publish(Q, sym="A", price=3.0)  # its known types go on: publishing one it only subscribed to
+    node.publish(other, n=1)
+    eventpy.drain(5)
+    assert got == [3.0]
+    assert set(server.broker.types) == {Q.name, other.name}
+    assert server.broker.stats.get("limit_max_event_types", 0) == 0
+
+
+def test_the_broker_refuses_a_type_past_the_limit_from_a_client_that_does_not_check(capped):
+    server = capped(max_event_types=1)
+    raw, dec, seen = _raw_client(server.port, "raw-types")
+    raw.sendall(encode(Adv("caps.A", (("n", "int"),))) + encode(Adv("caps.B", (("n", "int"),)))
+                + encode(Adv("caps.A", (("n", "int"),), False)))  # one it told before: no new type
+    _read_until(raw, dec, lambda m: type(m) is Refused, seen)
+    refused = [m for m in seen if type(m) is Refused]
+    assert [(m.etype, m.sid) for m in refused] == [("caps.B", -1)] and "max_event_types = 1" in refused[0].reason
+    assert "caps.B" not in server.broker.types  # nothing made for it
+    assert server.broker.stats["limit_max_event_types"] == 1
+    raw.close()
+    assert wait_for(lambda: "raw-types" not in server.broker._told and "caps.A" not in server.broker.types)

@@ -129,6 +129,8 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents, ClientLimits):
         """Forget everything learnt from `link` (its subscriptions, advertisements, flushes)."""
         self.links.pop(link, None)
         self.broker_links.discard(link)
+        if self._limited:
+            self._told.pop(link, None)  # every type forgets it below
         out: Sends = []
         for ts in list(self.types.values()):
             ts.known.discard(link)

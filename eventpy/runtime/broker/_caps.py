@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Hashable
 
-from .._client_caps import NO_CAPS, ClientCaps, LimitExceeded, set_members, too_many_members, too_many_subscriptions
+from .._client_caps import (NO_CAPS, ClientCaps, LimitExceeded, set_members, too_many_members, too_many_subscriptions,
+                            too_many_types)
 from ..messages import Refused
 from ..model import ValueSet
 from ._state import MessageError, SubState
@@ -41,6 +42,7 @@ class ClientLimits:
         self.caps = caps if caps is not None and caps.any() else NO_CAPS
         self._limited = self.caps is not NO_CAPS  # the hot paths test this alone
         self._held: Counter = Counter()  # link -> subscriptions it holds here (client links, with limits)
+        self._told: Counter = Counter()  # client link -> event types it told us of (ADVs; kept until it leaves)
         self.limit_hits: dict[str, Counter] = {}  # client -> limit name -> refusals (status, `describe`)
 
     def _admit_sub(self, link: Hashable, msg: Any, replaces: bool, state: SubState) -> None:
@@ -58,6 +60,23 @@ class ClientLimits:
                                      self.name)
         if error is not None:
             raise self._hit(link, error, msg.etype, msg.sid)
+
+    def _admit_adv(self, link: Hashable, msg: Any) -> None:
+        """Before a client's ADV of a type it has not told us of: LimitRefusal past max_event_types
+        (the broker makes no type for it; the client hears it as a refused advertisement)."""
+        if self.caps.max_event_types is None or self.links.get(link) != "client":
+            return
+        ts = self.types.get(msg.etype)
+        if ts is not None and link in ts.known:
+            return
+        error = too_many_types(self.caps, self._told[link], f"client {link!r}", msg.etype, self.name)
+        if error is not None:
+            raise self._hit(link, error, msg.etype, -1)
+
+    def _told_of(self, link: Hashable) -> None:
+        """A client link told us of one more type (it stays known until the link goes)."""
+        if self.links.get(link) == "client":
+            self._told[link] += 1
 
     def _admit_upd(self, link: Hashable, msg: Any, state: SubState, checked: list) -> None:
         """Before a client's checked UPD is stored: LimitRefusal if the sets it changes would

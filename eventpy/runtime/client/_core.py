@@ -22,7 +22,8 @@ from typing import Any, Callable, Mapping
 from ...guards import SUBSCRIBED_AT, GuardPlan
 from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ..model import Event, EventType, ValueSet, exact_types, received_event, set_delta
-from .._client_caps import NO_CAPS, ClientCaps, LimitExceeded, set_members, too_many_members, too_many_subscriptions
+from .._client_caps import (NO_CAPS, ClientCaps, LimitExceeded, set_members, too_many_members, too_many_subscriptions,
+                            too_many_types)
 from .._params import check_value_range
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
@@ -103,6 +104,7 @@ class ClientCore:
         # embedded), checked at subscribe and update so that the program hears of them at its call
         self.caps: ClientCaps = NO_CAPS
         self.caps_broker = ""  # the broker that set them, for the errors
+        self._told: set[str] = set()  # the types told to the edge broker on this connection (it keeps them)
 
     @property
     def stats(self) -> Counter:
@@ -117,6 +119,7 @@ class ClientCore:
     def advertise(self, etype: EventType) -> None:
         self._check_schema(etype)
         if etype.name not in self.advertised:
+            self._tell(etype.name)
             self.advertised[etype.name] = etype
             self.outbox.append(Adv(etype.name, etype.to_wire()))
 
@@ -126,9 +129,20 @@ class ClientCore:
         subscriber advertised, and brokers sent summaries towards brokers with no publisher)."""
         self._check_schema(etype)
         if etype.name not in self.declared:  # kept while advertised too: resync after an UNADV
+            self._tell(etype.name)
             self.declared[etype.name] = etype
             if etype.name not in self.advertised:
                 self.outbox.append(Adv(etype.name, etype.to_wire(), publishes=False))
+
+    def _tell(self, name: str) -> None:
+        """A type is about to be told to the edge broker: LimitExceeded past its max_event_types."""
+        if name in self._told:
+            return
+        if self.caps is not NO_CAPS:
+            error = too_many_types(self.caps, len(self._told), f"node {self.name}", name, self.caps_broker)
+            if error is not None:
+                raise error
+        self._told.add(name)
 
     def _check_schema(self, etype: EventType) -> None:
         if etype.name in self.refused:
@@ -306,6 +320,7 @@ class ClientCore:
         kept = [m for m in self.outbox if type(m) in (tuple, Flush, FlushAck, Unadv, AckReq)]  # tuple: an event
         self.outbox.clear()
         self._pending.clear()
+        self._told = set(self.advertised) | set(self.declared)  # a new connection knows only what it is told again
         for name, etype in self.advertised.items():
             self.outbox.append(Adv(name, etype.to_wire()))
         for name, etype in self.declared.items():
