@@ -77,6 +77,9 @@ def test_subscriptions_past_the_limit_raise_and_the_others_keep_working(capped, 
     node.subscribe(Q, "price < 100")
     eventpy.drain(5)
     assert server.broker.stats.get("limit_max_subscriptions", 0) == 0  # the client refused it: nothing was sent
+    with pytest.raises(eventpy.LimitExceeded):  # nor the schema of a type it had not used
+        node.subscribe(eventpy.EventType("caps.Unused", n=int), "True")
+    assert "caps.Unused" not in node._local.core.declared
     assert server.broker.subscription_count() == 3 + 3
 
 

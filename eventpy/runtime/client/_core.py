@@ -175,8 +175,6 @@ class ClientCore:
         """`since`: the moment elapsed() counts from (on the overlay's clock), when the subscription
         belongs with others made at that moment (an object's, one per class it listens as); else now."""
         _no_nan(env)
-        # the edge broker checks the subscription against the schema: it must know it
-        self._declare(etype)
         sid = next(self._sids)
         if sid > _BASE_MASK:
             raise RuntimeError("this client has made 2**32 subscriptions; no sid is left")
@@ -186,6 +184,8 @@ class ClientCore:
         state = SubscriptionState(sid, etype, plan, env, on_event)
         if self.caps is not NO_CAPS:  # before anything is queued: a refused subscribe sends nothing
             self._check_caps(state)
+        # the edge broker checks the subscription against the schema: it must know it
+        self._declare(etype)
         if group is not None:
             state.group = group
         if rum is not None:
