@@ -26,6 +26,7 @@ _LAZY = {
     "set_default_node": "eventpy.runtime.api", "shutdown": "eventpy.runtime.api", "stats": "eventpy.runtime.api",
     "SchemaRefused": "eventpy.runtime.client", "UpdateMonitor": "eventpy.runtime.client",
     "event_info": "eventpy.runtime.client",
+    "LimitExceeded": "eventpy.runtime._client_caps",
     "elapsed": "eventpy.runtime._elapsed",
     "FieldDeadlock": "eventpy.runtime.lang",
     "Event": "eventpy.runtime.model", "EventType": "eventpy.runtime.model",
@@ -58,6 +59,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the names, as the eager pa
     from .runtime._elapsed import elapsed
     from .runtime.api import (Node, Subscription, UpdateNotConfirmed, confirm, connect, default_node, drain,
                               set_default_node, shutdown, stats)
+    from .runtime._client_caps import LimitExceeded
     from .runtime.client import SchemaRefused, UpdateMonitor, event_info
     from .runtime.lang import FieldDeadlock
     from .runtime.model import Event, EventType
@@ -80,7 +82,7 @@ from .compiler import importhook as _importhook  # noqa: E402  (`import stock` f
 _importhook.install()
 
 __all__ = [
-    "FieldDeadlock", "SchemaRefused", "UpdateMonitor", "UpdateNotConfirmed", "confirm",
+    "FieldDeadlock", "LimitExceeded", "SchemaRefused", "UpdateMonitor", "UpdateNotConfirmed", "confirm",
     "Event", "EventType", "GuardError", "Node", "Subscription", "connect", "default_node", "drain",
     "elapsed", "event_info", "set_default_node", "shutdown", "stats",
 ]

@@ -31,6 +31,22 @@ def _positive(kind: type) -> Callable[[str], Any]:
     return parse
 
 
+def _add_limits(parser: argparse.ArgumentParser, where: str) -> None:
+    """The per-client limits of a broker shared by several services (runtime/_client_caps.py)."""
+    from eventpy.runtime._client_caps import LIMITS
+
+    for name, (flag, what) in LIMITS.items():
+        parser.add_argument(flag, dest=name, metavar="N", type=_positive(int),
+                            help=f"the most {what}; a client's subscribe or update past it raises "
+                                 f"eventpy.LimitExceeded (default: no limit; {where})")
+
+
+def _limits(args: argparse.Namespace) -> dict[str, int | None]:
+    from eventpy.runtime._client_caps import LIMITS
+
+    return {name: getattr(args, name, None) for name in LIMITS}
+
+
 def _demo(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -181,7 +197,7 @@ def _broker(args: argparse.Namespace) -> int:
 
     from eventpy.runtime.launcher import run_broker
 
-    return run_broker(Path(args.config), args.id)
+    return run_broker(Path(args.config), args.id, _limits(args))
 
 
 def _overlay(args: argparse.Namespace) -> int:
@@ -192,7 +208,7 @@ def _overlay(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     if args.action == "up":
         return launcher.overlay_up(run_dir, args.topology, args.brokers, args.host, args.port, args.mode,
-                                   args.matcher, args.summary)
+                                   args.matcher, args.summary, limits=_limits(args))
     if args.action == "status":
         return launcher.overlay_status(run_dir)
     return launcher.overlay_down(run_dir)
@@ -242,6 +258,7 @@ def parser() -> argparse.ArgumentParser:
                                         "(for systemd's journal); SIGTERM or Ctrl-C stops it.")
     broker.add_argument("--config", required=True, help="the overlay's TOML file")
     broker.add_argument("--id", required=True, help="this broker's name in it")
+    _add_limits(broker, "over the config file's")
     broker.set_defaults(func=_broker)
     overlay = sub.add_parser("overlay", help="start, inspect and stop broker processes on this machine")
     overlay.add_argument("action", choices=("up", "status", "down"),
@@ -260,6 +277,7 @@ def parser() -> argparse.ArgumentParser:
     overlay.add_argument("--mode", choices=("parametric", "resub"), help="default: parametric")
     overlay.add_argument("--matcher", choices=("fastint", "poset", "naive"), help="default: fastint")
     overlay.add_argument("--summary", choices=("attribute", "poset"), help="default: attribute")
+    _add_limits(overlay, "up only: every broker, written in overlay.toml")
     overlay.add_argument("--run-dir", default=".eventpy/overlay",
                          help="where pid files, logs and status go (default: .eventpy/overlay)")
     overlay.set_defaults(func=_overlay)

@@ -13,7 +13,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     import argparse
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # raised when what generated code calls changes (a name, a signature, a meaning); the runtime
 # keeps running the interfaces it still can (runtime/_generated.py: OLDEST)
@@ -23,7 +23,7 @@ GENERATED_INTERFACE = 1
 # either is a new version (tests/test_versions.py checks it): pip keeps an install of the same
 # version (`pip install -U` of a wheel of 0.1.0 over 0.1.0 changes nothing), and a refusal's
 # version numbers must tell the installs apart; 0.1.0 spoke protocols 1 to 4 and marked nothing.
-SPEAKS = {"0.2.0": (4, 1)}
+SPEAKS = {"0.2.0": (4, 1), "0.3.0": (5, 1)}
 
 
 def describe(prog: str) -> str:

@@ -162,7 +162,8 @@ def test_overlay_up_refuses_a_topology_file_with_bad_links_or_settings_before_st
         link + 'matcher = "bogus"\n': "unknown matcher 'bogus'; choose naive, poset, fastint",
         link + 'summary = 3\n': "unknown summary 3; choose attribute, poset",
         link + 'modes = "resub"\n': "unknown setting 'modes'; a topology file has brokers, links, mode, matcher, "
-                                     "summary, evolve_horizon, evolving_engine, cache_ttl",
+                                     "summary, evolve_horizon, evolving_engine, cache_ttl, max_subscriptions, "
+                                     "max_set_members, max_event_types",
         link + 'evolving_engine = "cached"\n': "unknown evolving_engine 'cached'; choose ves, lees, clees",
         link + 'evolve_horizon = 0\n': "evolve_horizon is the seconds between recomputations of evolving "
                                         "subscriptions' summaries, a number above 0, not 0",

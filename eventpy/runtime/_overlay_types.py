@@ -57,9 +57,24 @@ def refused_lines(run_dir: Path, states: dict[str, dict]) -> list[str]:
             lines.append(f"broker {broker} refused {n} message{'s' * (n != 1)} (a schema other than the "
                          f"overlay's, a malformed or unknown message): the reasons are WARNING lines in "
                          f"{log} (the first 10 a minute per link)")
+        lines += limit_lines(broker, s)
         n = stats.get("refused_connections", 0)
         if n:
             lines.append(f"broker {broker} refused {n} connection{'s' * (n != 1)} (a bad frame, a name in "
                          f"use, a failed authentication): the reasons are WARNING lines in {log} "
                          f"(the first 10 a minute per peer host)")
+    return lines
+
+
+def limit_lines(broker: str, s: dict) -> list[str]:
+    """The broker's per-client limits, if it has any, and a line per client that hit one (the
+    clients that hit them last, up to broker/_caps.py's bound): who to talk to."""
+    limits = s.get("limits") or {}
+    if not limits:
+        return []
+    lines = [f"broker {broker} limits each client to " + ", ".join(f"{k} = {v:,}" for k, v in limits.items())]
+    for who, hits in (s.get("limit_hits") or {}).items():
+        said = ", ".join(f"{k} ({limits.get(k, '?'):,}) {n} time{'s' * (n != 1)}" if isinstance(limits.get(k), int)
+                         else f"{k} {n} time{'s' * (n != 1)}" for k, n in hits.items())
+        lines.append(f"  client {who} at {broker} was refused past {said}")
     return lines

@@ -27,12 +27,14 @@ _LOST_PORT = -1  # _start's status when a broker could not listen on a picked po
 
 
 def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | None, port: int | None,
-               mode: str | None, matcher: str | None, summary: str | None, timeout: float = 20.0) -> int:
+               mode: str | None, matcher: str | None, summary: str | None, timeout: float = 20.0,
+               limits: dict[str, int | None] | None = None) -> int:
     """Start the brokers. `mode`, `matcher`, `summary`: None for the topology file's choice (or
     the defaults); one that a topology file sets otherwise is refused, not ignored. `brokers`,
     `host`, `port`: None for 3, 127.0.0.1, 7100 (`port` 0: a block of free ports, picked here and
     printed; overlay.toml and `status` have them); a topology file names its own, so given with
-    one they are refused."""
+    one they are refused. `limits`: per-client limits of every broker (None values: the file's,
+    or none), written in overlay.toml."""
     if topology.endswith(".toml"):
         flag = next((f for f, v in (("--brokers", brokers), ("--port", port), ("--host", host)) if v is not None), None)
         if flag:
@@ -53,11 +55,11 @@ def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | No
             print(f"eventpy overlay: another 'eventpy overlay up' is starting an overlay in {run_dir}; "
                   "wait for it to finish, then see 'eventpy overlay status'", file=sys.stderr)
             return 1
-        return _up_locked(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout)
+        return _up_locked(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout, limits or {})
 
 
 def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int, mode: str | None,
-               matcher: str | None, summary: str | None, timeout: float) -> int:
+               matcher: str | None, summary: str | None, timeout: float, limits: dict[str, int | None]) -> int:
     """overlay_up, once it holds the run directory's lock."""
     pid_files = list(run_dir.glob("*.pid"))
     if any(launcher._alive(f) for f in pid_files):
@@ -73,6 +75,7 @@ def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int,
         f.unlink(missing_ok=True)
     config = run_dir / "overlay.toml"
     chosen = {"mode": mode, "matcher": matcher, "summary": summary}
+    limit_lines = "".join(f"{k} = {v}\n" for k, v in limits.items() if v is not None)
     if topology.endswith(".toml"):
         given = launcher.read_config(Path(topology))  # refuses cycles and mistakes before starting anything
         added = []
@@ -83,6 +86,13 @@ def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int,
                 return 1
             if value is not None and key not in given:
                 added.append(f'{key} = "{value}"')  # top-level keys: before the file's first table
+        for key, value in limits.items():
+            if value is not None and key in given and given[key] != value:
+                print(f"eventpy overlay: {topology} sets {key} = {given[key]!r} but --{key.replace('_', '-')} "
+                      f"asks for {value!r}; change one of them", file=sys.stderr)
+                return 1
+            if value is not None and key not in given:
+                added.append(f"{key} = {value}")
         config.write_text("".join(f"{line}\n" for line in added) + Path(topology).read_text())
     else:
         if port != PICK and not 1 <= port <= 65535 - max(brokers - 1, 0):
@@ -111,6 +121,8 @@ def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int,
                     return 1
             launcher.write_config(config, topo, host, port, mode or "parametric", matcher or "fastint",
                                   summary or "attribute")
+            if limit_lines:  # top-level keys: before the first table
+                config.write_text(limit_lines + config.read_text())
         cfg = launcher.read_config(config)
         taken = _unavailable(cfg["brokers"])
         if taken and pick and again:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..guards import SUBSCRIBED_AT
 from ._boundary import callers_mistake
+from ._client_caps import LimitExceeded
 from ._executor import _here
 from ._params import freeze
 from ._process import _sent_by_callback
@@ -49,13 +50,30 @@ class Subscription:
         return self._state.closed
 
     def check(self, **params: Any) -> None:
-        """Raise TypeError (or ValueError: too large to send) if `update(**params)` would; nothing is sent."""
+        """Raise TypeError (or ValueError: too large to send, or LimitExceeded: past a per-client
+        limit of the broker) if `update(**params)` would; nothing is sent."""
         frozen = checked_update(self._state.plan, self._kinds, params)
+        self._check_caps(frozen)
         if self._node._max_frame is not None:  # after the kinds: the variables are computed from them
             # one UPD carries the variables they change (a SUB with all of them, in resub mode)
             env = {**self._state.env, **frozen}
             names = env if self._node._local.core.mode == "resub" else params
             check_sent(self._node._max_frame, self._state.plan, env, names)
+
+    def _check_caps(self, frozen: Mapping[str, Any]) -> None:
+        """LimitExceeded if the broker refused this subscription (it said so), or would refuse
+        the update: set members past its max_set_members (_client_caps)."""
+        state, core = self._state, self._node._local.core
+        if state.refused:
+            raise LimitExceeded(state.refused)
+        if core.caps.max_set_members is None or not frozen:
+            return
+        env = {**state.env, **frozen}
+        values = list(state.values)
+        state.plan.recompute(env, values, list(frozen))
+        error = core.members_error(state, values)
+        if error is not None:
+            raise error
 
     def update(self, **params: Any) -> None:
         """Change parameters; only the subscription variables that depend on them are sent."""

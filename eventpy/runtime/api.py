@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any, Callable, Mapping
 
 from ._boundary import callers_mistake
+from ._client_caps import LimitExceeded
 from ._connect_args import _broker_address, _check_connect_args, rum_from_env
 from ._executor import _here
 from . import _exit, _late_counts
@@ -65,7 +66,11 @@ class Node:
         except (TypeError, ValueError) as e:  # GuardError is a ValueError
             callers_mistake(e)
             raise  # from the caller's line (_boundary)
-        return self._subscribe_plan(etype, plan, env, on_event, rum=rum if monitor is None else monitor)
+        try:
+            return self._subscribe_plan(etype, plan, env, on_event, rum=rum if monitor is None else monitor)
+        except LimitExceeded as e:  # past a per-client limit of the broker: the caller's call
+            callers_mistake(e)
+            raise  # (_boundary)
 
     def _checked(self, etype: Any, guard: Any, params: Any, on_event: Any) -> tuple[dict[str, Any], Any]:
         """`subscribe`'s arguments: the frozen parameters and the compiled guard, or the error."""
@@ -123,7 +128,8 @@ class Node:
             raise  # from the caller's line (_boundary)
         try:
             self._publish_values(etype, values)
-        except SchemaRefused as e:  # another schema under this name: the program's (an old version)
+        except (SchemaRefused, LimitExceeded) as e:  # another schema under this name: the program's (an old
+            # version); or a new type past the broker's max_event_types
             callers_mistake(e)
             raise  # (_boundary)
 
@@ -164,7 +170,7 @@ class Node:
             raise  # (_boundary)
         try:
             return self._publish_values(etype, values, wait=False)
-        except SchemaRefused as e:
+        except (SchemaRefused, LimitExceeded) as e:
             callers_mistake(e)
             raise  # (_boundary)
 
@@ -179,7 +185,7 @@ class Node:
             raise  # from the caller's line (_boundary)
         try:
             self._local.send(lambda core: core.advertise(etype))
-        except SchemaRefused as e:
+        except (SchemaRefused, LimitExceeded) as e:
             callers_mistake(e)
             raise  # (_boundary)
 

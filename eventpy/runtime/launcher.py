@@ -17,6 +17,8 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._client_caps import LIMITS, check_limit
+
 # The broker, its matchers and numpy, asyncio and logging are imported by `eventpy broker` only,
 # in run_broker, and the topologies by what reads a configuration: `overlay status` and `overlay
 # down` need none of them (tests/test_startup.py)
@@ -38,7 +40,8 @@ def write_config(path: Path, topology: Topology, host: str, port: int, mode: str
 
 
 # what a topology file may set
-_SETTINGS = ("brokers", "links", "mode", "matcher", "summary", "evolve_horizon", "evolving_engine", "cache_ttl")
+_SETTINGS = ("brokers", "links", "mode", "matcher", "summary", "evolve_horizon", "evolving_engine", "cache_ttl",
+             *LIMITS)
 
 
 def _choices() -> dict[str, tuple[str, ...]]:
@@ -68,6 +71,12 @@ def read_config(path: Path) -> dict[str, Any]:
         seconds = cfg.get(key, 1.0)
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
             raise SystemExit(f"{path}: {key} is {what}, a number above 0, not {seconds!r}")
+    for key in LIMITS:
+        if key in cfg:
+            try:
+                check_limit(key, cfg[key])
+            except ValueError as e:
+                raise SystemExit(f"{path}: {e}")
     brokers = cfg.get("brokers")
     _check_brokers(path, brokers)
     from .overlay import Topology, TopologyError
@@ -123,10 +132,12 @@ def _links(path: Path, links: Any) -> tuple[tuple[str, str], ...]:
     return tuple((a, b) for a, b in links)
 
 
-def run_broker(config: Path, name: str) -> int:
-    """`eventpy broker --config FILE --id NAME`: one broker in the foreground."""
+def run_broker(config: Path, name: str, limits: dict[str, int | None] | None = None) -> int:
+    """`eventpy broker --config FILE --id NAME`: one broker in the foreground. `limits`: the
+    per-client limits given on its command line, over the file's (None: the file's)."""
     import asyncio  # (here, as the broker: `overlay status` and `down` have no event loop)
 
+    from ._client_caps import ClientCaps
     from .broker import DEFAULT_TTL, Broker
     from .transports.tcp import BrokerServer, tune_gc_for_server
 
@@ -141,7 +152,11 @@ def run_broker(config: Path, name: str) -> int:
     neighbors = {n: (cfg["brokers"][n]["host"], int(cfg["brokers"][n]["port"])) for n in topo.neighbors(name)}
     broker = Broker(name, mode=cfg.get("mode", "parametric"), matcher=cfg.get("matcher", "fastint"),
                     summary=cfg.get("summary", "attribute"), evolve_horizon=float(cfg.get("evolve_horizon", 1.0)),
-                    evolving_engine=cfg.get("evolving_engine", "ves"), cache_ttl=float(cfg.get("cache_ttl", DEFAULT_TTL)))
+                    evolving_engine=cfg.get("evolving_engine", "ves"), cache_ttl=float(cfg.get("cache_ttl", DEFAULT_TTL)),
+                    caps=ClientCaps(**{k: cfg.get(k) for k in LIMITS}
+                                    | {k: v for k, v in (limits or {}).items() if v is not None}))
+    if broker.caps.any():
+        logging.getLogger("eventpy.tcp").info("%s: per-client limits: %s", name, broker.caps.describe())
     server = BrokerServer(broker, me["host"], int(me["port"]), neighbors,
                           status_file=config.parent / f"{name}.status.json")
     tune_gc_for_server()
@@ -194,11 +209,12 @@ async def _serve_until_signalled(server: BrokerServer, listening: _PidFile | Non
 
 
 def overlay_up(run_dir: Path, topology: str, brokers: int | None, host: str | None, port: int | None,
-               mode: str | None, matcher: str | None, summary: str | None, timeout: float = 20.0) -> int:
+               mode: str | None, matcher: str | None, summary: str | None, timeout: float = 20.0,
+               limits: dict[str, int | None] | None = None) -> int:
     """`eventpy overlay up`: start the brokers and return once they are linked (_overlay_up)."""
     from ._overlay_up import overlay_up
 
-    return overlay_up(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout)
+    return overlay_up(run_dir, topology, brokers, host, port, mode, matcher, summary, timeout, limits)
 
 
 def _statuses(run_dir: Path) -> dict[str, dict]:

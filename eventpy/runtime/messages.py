@@ -138,8 +138,20 @@ class Bye:
 @dataclass(slots=True)
 class Refused:
     """Broker to client: the client's advertisement of `etype` was refused (a schema other than
-    the overlay's), so its events of that type go nowhere; the client says so to the program."""
+    the overlay's), so its events of that type go nowhere; the client says so to the program.
+    With `sid` (protocol 5), the client's SUB or UPD of that subscription was refused instead (a
+    per-client limit, _client_caps): the broker holds the subscription as before the message."""
 
     etype: str
     reason: str
+    sid: int = -1  # -1: the advertisement
+
+
+@dataclass(slots=True)
+class Limits:
+    """Broker to client, right after the handshake (protocol 5): the broker's per-client limits,
+    `[[name, value], ...]` (runtime/_client_caps.py), so that the client refuses what the broker
+    would, in the program's call, before sending it."""
+
+    limits: list
 

@@ -19,7 +19,8 @@ from typing import Any, Callable
 import msgpack
 from msgpack import unpackb as _unpackb
 
-from .messages import MAX_BUDGET, Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
+from .messages import (MAX_BUDGET, Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Limits, Pub, Refused, Sub,
+                       Unadv, Unsub, Upd)
 from .model import Interval, SetDelta, ValueSet
 
 DEFAULT_MAX_FRAME = 1 << 20  # 1 MiB
@@ -160,7 +161,8 @@ _ENCODERS: dict[type, Callable[[Any], list | tuple]] = {
     AckReq: lambda m: ["ackreq", list(m.token), float(m.budget)],
     Hello: lambda m: ["hello", m.node, m.role, m.version, m.mode, m.auth],
     Bye: lambda m: ["bye", m.reason],
-    Refused: lambda m: ["refused", m.etype, m.reason],
+    Refused: lambda m: ["refused", m.etype, m.reason] + ([m.sid] if m.sid != -1 else []),
+    Limits: lambda m: ["limits", [list(p) for p in m.limits]],
     Auth: lambda m: ["auth", m.nonce, m.proof],
 }
 
@@ -236,12 +238,27 @@ _DECODERS: dict[str, tuple[int, Callable[[list], Any]]] = {
     "hello": (5, lambda a: Hello(_str(a[0], "node"), _str(a[1], "role"), _int(a[2], "version"),
                                  _str(a[3], "mode"), _bool(a[4], "auth"))),
     "bye": (1, lambda a: Bye(_str(a[0], "reason"))),
-    "refused": (2, lambda a: Refused(_str(a[0], "event type"), _str(a[1], "reason"))),
+    "refused": (2, lambda a: Refused(_str(a[0], "event type"), _str(a[1], "reason"),
+                                     _int(a[2], "sid") if len(a) > 2 else -1)),
+    "limits": (1, lambda a: Limits(_limits(a[0]))),
     "auth": (2, lambda a: Auth(_str(a[0], "nonce"), _str(a[1], "proof"))),
 }
 
 
-_OPTIONAL_LAST = frozenset({"flush", "flushack", "adv", "sub"})  # kinds whose last field may be left out
+_OPTIONAL_LAST = frozenset({"flush", "flushack", "adv", "sub", "refused"})  # kinds whose last field may be left out
+
+
+def _limits(x: Any) -> list:
+    """A LIMITS message's [[name, value], ...]: a few named whole numbers."""
+    if not isinstance(x, list) or len(x) > 64:
+        raise WireError("limits must be a list of at most 64 [name, value] pairs")
+    out = []
+    for pair in x:
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+                and type(pair[1]) is int and pair[1] >= 1):
+            raise WireError("a limit must be [name, whole number of at least 1]")
+        out.append((pair[0], pair[1]))
+    return out
 
 
 def _horizon(x: Any) -> float:

@@ -16,7 +16,7 @@ import pytest
 
 import eventpy
 from eventpy.runtime.transports._handshake import PROTOCOL
-from eventpy.runtime.messages import Adv, Hello, Pub, Sub
+from eventpy.runtime.messages import Adv, Hello, Limits, Pub, Sub
 from eventpy.runtime.wire import FrameDecoder, encode
 
 Q = eventpy.EventType("bad.Tick", n=int)
@@ -68,7 +68,7 @@ def test_a_client_delivers_what_came_before_a_bad_frame_from_its_broker(caplog):
             seen: list = []
             while not any(type(m) is Hello for m in seen):
                 seen += dec.feed(conn.recv(65536))
-            conn.sendall(encode(Hello("fake", "broker", PROTOCOL)))
+            conn.sendall(encode(Hello("fake", "broker", PROTOCOL)) + encode(Limits([])))  # then its per-client limits
             while not any(type(m) is Sub for m in seen):
                 seen += dec.feed(conn.recv(65536))
             sid = next(m for m in seen if type(m) is Sub).sid
@@ -203,7 +203,7 @@ def test_a_client_takes_a_hello_that_came_with_a_bad_frame_then_reconnects(caplo
                     while conn.recv(65536):  # until the client closes
                         pass
                     continue
-                conn.sendall(encode(Hello("fake", "broker", PROTOCOL)))
+                conn.sendall(encode(Hello("fake", "broker", PROTOCOL)) + encode(Limits([])))  # then its per-client limits
                 while not subs:
                     seen += dec.feed(conn.recv(65536))
                     subs.extend(m for m in seen if type(m) is Sub)

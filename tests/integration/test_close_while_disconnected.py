@@ -15,7 +15,7 @@ import pytest
 
 import eventpy
 from eventpy.runtime import api
-from eventpy.runtime.messages import Hello
+from eventpy.runtime.messages import Hello, Limits
 from eventpy.runtime.broker import Broker
 from eventpy.runtime.transports import tcp_client
 from eventpy.runtime.transports._handshake import PROTOCOL
@@ -133,7 +133,7 @@ class _BrokerThatStopsReading:
     def _serve(self) -> None:
         conn, _ = self._listener.accept()
         conn.recv(65536)  # the client's HELLO (a few bytes, alone on the connection)
-        conn.sendall(encode(Hello("stalled", "broker", PROTOCOL, "parametric")))
+        conn.sendall(encode(Hello("stalled", "broker", PROTOCOL, "parametric")) + encode(Limits([])))
         self._conn = conn
         self._accepted.set()
 

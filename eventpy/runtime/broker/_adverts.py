@@ -59,6 +59,8 @@ class Advertisements:
         return ts
 
     def _on_adv(self, link: Link, msg: Adv, out: Sends) -> None:
+        if self._limited:  # a client's per-client limit (_caps)
+            self._admit_adv(link, msg)
         try:
             etype = EventType.from_wire(msg.etype, msg.schema)
         except (KeyError, TypeError, ValueError) as e:
@@ -72,6 +74,8 @@ class Advertisements:
         elif ts.etype != etype:
             raise MessageError(f"{msg.etype!r} advertised with schema ({etype.describe()}), "
                                f"known as ({ts.etype.describe()})")
+        if self._limited and link not in ts.known:
+            self._told_of(link)
         ts.known.add(link)
         if not msg.publishes:
             return  # a subscriber's schema: known here now, and no route for subscriptions

@@ -29,11 +29,13 @@ from .._log_limit import LogLimit, left_out_note
 from ..matching import make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
+from ._caps import ClientLimits, LimitRefusal
 from ._adverts import Advertisements, _TypeState
 from ._flushes import FlushTracker
 from ._late import LateEvents
 from ._upstream import Upstream
 from ._evolving import DEFAULT_HORIZON, DEFAULT_TTL, Evolving, EvolvingHulls, choose_engine
+from .._client_caps import ClientCaps
 from ..model import EventType
 from ._state import STALE, MessageError, SubState
 from ._summary import SUMMARIES
@@ -46,18 +48,19 @@ MAX_UNKNOWN_PUB_NOTES = 1000  # (link, type) pairs whose dropped PUB is logged; 
 _NOTED = (Pub, Flush, FlushAck)  # what handle() does not pass to FlushTracker.note (a PUB: noted inline)
 
 
-class Broker(Advertisements, Upstream, Evolving, LateEvents):
+class Broker(Advertisements, Upstream, Evolving, LateEvents, ClientLimits):
     def __init__(self, name: str = "broker", *, mode: str = "parametric", matcher: str = "fastint",
                  summary: str = "attribute", clock: Callable[[], float] = time.monotonic,
                  overlay_clock: Callable[[], float] = time.time, evolve_horizon: float = DEFAULT_HORIZON,
                  evolving_engine: str = "ves", cache_ttl: float = DEFAULT_TTL,
-                 index_evolving: bool | None = None) -> None:
+                 index_evolving: bool | None = None, caps: ClientCaps | None = None) -> None:
         """`clock` times the broker's timers; `overlay_clock` is the clock of publication times
         (Pub.time, what elapsed() is measured on); `evolve_horizon`: how often the versions of
         evolving subscriptions are recomputed (VES's matcher, and every engine's summaries);
         `evolving_engine`: how evolving subscriptions are matched, "ves", "lees" or "clees"
         (paper 003 §IV; _evolving); `cache_ttl`: how long a CLEES version is used (003's TT).
-        `index_evolving` is deprecated: True is evolving_engine="ves", False "lees"."""
+        `index_evolving` is deprecated: True is evolving_engine="ves", False "lees".
+        `caps`: the per-client limits of a shared overlay (_client_caps; None: none)."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose parametric or resub")
         if summary not in SUMMARIES:
@@ -90,6 +93,7 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         # in; a transport with a frame limit sets this, and a larger summary goes as "every event
         # of the type" (coverage holds; this broker's own index still filters exactly)
         self.max_summary: int | None = None
+        self._init_caps(caps)
 
     @property
     def stats(self) -> Counter:
@@ -125,6 +129,8 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         """Forget everything learnt from `link` (its subscriptions, advertisements, flushes)."""
         self.links.pop(link, None)
         self.broker_links.discard(link)
+        if self._limited:
+            self._told.pop(link, None)  # every type forgets it below
         out: Sends = []
         for ts in list(self.types.values()):
             ts.known.discard(link)
@@ -199,7 +205,9 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
             if say:
                 log.warning("%s: refused %s from %r: %s%s", self.name, type(msg).__name__, link, e,
                             left_out_note(left_out))
-            if type(msg) is Adv and link in self.links:  # its events would go nowhere: a client
+            if type(e) is LimitRefusal and link in self.links:  # the client says so to its program
+                out.append((link, e.reply))
+            elif type(msg) is Adv and link in self.links:  # its events would go nowhere: a client
                 # raises at its next publish; a broker passes it on to the type's publishers
                 out.append((link, Refused(msg.etype, f"broker {self.name}: {e}")))
         except Exception:  # a bug of ours, not the peer's: keep serving every link, say where
@@ -246,9 +254,13 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         # validated before the subscription it replaces (a SUB of a sid in use) goes: a refused
         # SUB changes nothing (before, the old subscription was lost with it)
         state = SubState(link, msg.sid, ts.etype, msg.spec, msg.values)
+        if self._limited:
+            self._admit_sub(link, msg, key in ts.subs, state)
         if key in ts.subs:
             self._remove_sub(ts, ts.subs.pop(key))
         ts.subs[key] = state
+        if self._limited:
+            self._counted(link, 1)
         if any(state.moves):
             self.evolving.track(msg.etype, key, state)
             if ts.cache is not None:
@@ -272,6 +284,8 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
         self._forget_unused(ts)
 
     def _remove_sub(self, ts: _TypeState, state: SubState) -> None:
+        if self._limited:
+            self._counted(state.link, -1)
         self.evolving.forget(ts.etype.name, (state.link, state.sid))
         if ts.moving:
             self._untrack_moving(ts, state.link, state.sid)
@@ -300,6 +314,8 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
                 self._stats["stale_upd"] += 1
             else:
                 checked.append((var, value, seq))
+        if self._limited and checked:
+            self._admit_upd(link, msg, state, checked)
         changed = False
         switched: set[int] | None = None  # conjunctions switched on or off
         on = state.switched_on
@@ -450,4 +466,5 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
                           "client_publishers": sorted(str(p) for p in ts.pubs if self.links.get(p) == "client")}
                       for n, ts in self.types.items()},
             "stats": dict(self.stats),
+            **self.describe_limits(),
         }

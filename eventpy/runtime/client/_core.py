@@ -22,6 +22,8 @@ from typing import Any, Callable, Mapping
 from ...guards import SUBSCRIBED_AT, GuardPlan
 from ..messages import Ack, AckReq, Adv, Flush, FlushAck, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ..model import Event, EventType, ValueSet, exact_types, received_event, set_delta
+from .._client_caps import (NO_CAPS, ClientCaps, LimitExceeded, set_members, too_many_members, too_many_subscriptions,
+                            too_many_types)
 from .._params import check_value_range
 from ._monitor import SubscriptionMonitor, UpdateMonitor
 
@@ -49,7 +51,7 @@ class SubscriptionState:
     """The client's record of one subscription: its plan, parameter values and variables."""
 
     __slots__ = ("sid", "etype", "exact", "plan", "env", "values", "seqs", "on_event", "closed",
-                 "handle", "group", "sent", "wire", "monitor")
+                 "handle", "group", "sent", "wire", "monitor", "refused")
 
     def __init__(self, sid: int, etype: EventType, plan: GuardPlan, env: dict, on_event: Callable) -> None:
         self.sid = sid
@@ -68,6 +70,9 @@ class SubscriptionState:
         self.closed = False
         self.handle: Any = None  # the public Subscription object, set by the API layer
         self.group: Any = self  # subscriptions of one group are delivered one at a time
+        # why the broker refused this subscription's SUB or an UPD of it (a per-client limit,
+        # _client_caps), once it said so: its updates raise it ("" while none was refused)
+        self.refused = ""
 
 
 class ClientCore:
@@ -95,6 +100,11 @@ class ClientCore:
         self.acked: dict[tuple, str] = {}  # AckReq token -> brokers that failed ("" if none)
         self.refused: dict[str, str] = {}  # event type -> why the overlay refused its advertisement
         self._refusing: set[int] = set()  # sids an event was refused for, already logged
+        # the per-client limits of the edge broker (a TCP broker tells them at attach; none
+        # embedded), checked at subscribe and update so that the program hears of them at its call
+        self.caps: ClientCaps = NO_CAPS
+        self.caps_broker = ""  # the broker that set them, for the errors
+        self._told: set[str] = set()  # the types told to the edge broker on this connection (it keeps them)
 
     @property
     def stats(self) -> Counter:
@@ -109,6 +119,7 @@ class ClientCore:
     def advertise(self, etype: EventType) -> None:
         self._check_schema(etype)
         if etype.name not in self.advertised:
+            self._tell(etype.name)
             self.advertised[etype.name] = etype
             self.outbox.append(Adv(etype.name, etype.to_wire()))
 
@@ -118,9 +129,20 @@ class ClientCore:
         subscriber advertised, and brokers sent summaries towards brokers with no publisher)."""
         self._check_schema(etype)
         if etype.name not in self.declared:  # kept while advertised too: resync after an UNADV
+            self._tell(etype.name)
             self.declared[etype.name] = etype
             if etype.name not in self.advertised:
                 self.outbox.append(Adv(etype.name, etype.to_wire(), publishes=False))
+
+    def _tell(self, name: str) -> None:
+        """A type is about to be told to the edge broker: LimitExceeded past its max_event_types."""
+        if name in self._told:
+            return
+        if self.caps is not NO_CAPS:
+            error = too_many_types(self.caps, len(self._told), f"node {self.name}", name, self.caps_broker)
+            if error is not None:
+                raise error
+        self._told.add(name)
 
     def _check_schema(self, etype: EventType) -> None:
         if etype.name in self.refused:
@@ -153,8 +175,6 @@ class ClientCore:
         """`since`: the moment elapsed() counts from (on the overlay's clock), when the subscription
         belongs with others made at that moment (an object's, one per class it listens as); else now."""
         _no_nan(env)
-        # the edge broker checks the subscription against the schema: it must know it
-        self._declare(etype)
         sid = next(self._sids)
         if sid > _BASE_MASK:
             raise RuntimeError("this client has made 2**32 subscriptions; no sid is left")
@@ -162,6 +182,10 @@ class ClientCore:
         if plan.timed:  # elapsed() counts from now, on the overlay's clock (as Pub.time does)
             env[SUBSCRIBED_AT] = self.clock() if since is None else since
         state = SubscriptionState(sid, etype, plan, env, on_event)
+        if self.caps is not NO_CAPS:  # before anything is queued: a refused subscribe sends nothing
+            self._check_caps(state)
+        # the edge broker checks the subscription against the schema: it must know it
+        self._declare(etype)
         if group is not None:
             state.group = group
         if rum is not None:
@@ -173,10 +197,29 @@ class ClientCore:
         self.outbox.append(Sub(etype.name, state.sid, plan.spec, list(state.values)))
         return state
 
+    def _check_caps(self, state: SubscriptionState) -> None:
+        """LimitExceeded if the edge broker would refuse `state`'s SUB for a per-client limit
+        (under the node lock: two threads subscribing at once do not both take the last place)."""
+        error = too_many_subscriptions(self.caps, len(self.subs), f"node {self.name}", self.caps_broker)
+        if error is None:
+            error = too_many_members(self.caps, set_members(state.values),
+                                     f"a subscription to {state.etype.name} when {state.plan.source!r}",
+                                     self.caps_broker)
+        if error is not None:
+            raise error
+
+    def members_error(self, state: SubscriptionState, values: list) -> LimitExceeded | None:
+        """The error if `values` (a subscription's variables after an update) hold more set
+        members than the edge broker takes per subscription, else None."""
+        return too_many_members(self.caps, set_members(values), f"the subscription to {state.etype.name} when "
+                                f"{state.plan.source!r}", self.caps_broker)
+
     def update(self, state: SubscriptionState, params: Mapping[str, Any]) -> int:
         """Change parameters (Fig. 5 lines 16-17). Returns the number of variables that changed."""
         if state.closed:
             raise RuntimeError("the subscription is closed")
+        if state.refused:
+            raise LimitExceeded(state.refused)
         _no_nan(params)
         state.env.update(params)
         # Copy on write: a delivery thread reads `values` without the node lock (`passes`), so
@@ -277,12 +320,14 @@ class ClientCore:
         kept = [m for m in self.outbox if type(m) in (tuple, Flush, FlushAck, Unadv, AckReq)]  # tuple: an event
         self.outbox.clear()
         self._pending.clear()
+        self._told = set(self.advertised) | set(self.declared)  # a new connection knows only what it is told again
         for name, etype in self.advertised.items():
             self.outbox.append(Adv(name, etype.to_wire()))
         for name, etype in self.declared.items():
             if name not in self.advertised:
                 self.outbox.append(Adv(name, etype.to_wire(), publishes=False))
         for state in self.subs.values():
+            state.refused = ""  # sent again whole: a broker that refused it may take it now (or say so again)
             if state.monitor is not None:
                 state.monitor.reset()
             state.wire = list(state.values)
@@ -352,12 +397,29 @@ class ClientCore:
         if kind is Pub:
             meta = (msg.origin, msg.seq, msg.time)
             return [(state, received_event(state.etype, msg.values, meta)) for state in self.targets(msg)]
+        if kind is Refused and msg.sid != -1:  # a SUB or UPD past a per-client limit
+            self._refused_sub(msg)
+            return []
         if kind is Refused:  # the next publish or subscribe of the type raises with the reason
             self.advertised.pop(msg.etype, None)
             self.declared.pop(msg.etype, None)
             self.refused[msg.etype] = msg.reason
             log.error("node %s: the overlay refused event type %r: %s", self.name, msg.etype, msg.reason)
         return []
+
+    def _refused_sub(self, msg: Refused) -> None:
+        """The broker refused a SUB or UPD of a subscription (a client that checks its limits
+        meets this only when they were lowered, e.g. at a broker restarted with others): said in
+        the log at once and by the subscription's next update. The broker holds it as it was
+        before the message (a refused SUB: not at all), so the rest of this node is unaffected."""
+        state = self._by_sid.get(msg.sid & _BASE_MASK)
+        self._stats["refused_by_broker"] += 1
+        if state is None or state.closed:
+            return
+        if not state.refused:
+            log.error("node %s: its subscription %d to %s when %r: %s", self.name, state.sid, state.etype.name,
+                      state.plan.source, msg.reason)
+        state.refused = msg.reason
 
     def targets(self, msg: Pub) -> list[SubscriptionState]:
         """The open subscriptions of this client that a PUB is addressed to, each once (whatever

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from ..._version import __version__
 from .._log_limit import LogLimit, left_out_note
 from ..broker import Broker
-from ..messages import Bye, Hello, Pub
+from ..messages import Bye, Hello, Limits, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
 from ._backoff import Backoff
 from ._handshake import (PROTOCOL, _READ, ClosedBeforeHello, Early, ProtocolMismatch, _hello, authenticate,
@@ -329,6 +329,8 @@ class BrokerServer:
         log.info("%s: %s %r attached from %s", self.broker.name, role, link, _peer(writer))
         ended = "the connection closed"  # why the link ended, for the log
         pump = asyncio.create_task(out.pump())
+        if role == "client":  # first of all (protocol 5): the client checks its calls against them
+            out.send(encode(Limits(self.broker.caps.to_wire())))
         self._route(self.broker.connect(link, role))
         try:
             for msg in early:

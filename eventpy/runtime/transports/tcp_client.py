@@ -19,11 +19,12 @@ import time
 from ..._version import __version__
 from .._executor import DeliveryPool
 from ..embedded import Batches, LocalNode
-from ..messages import Hello, Upd
+from .._client_caps import NO_CAPS, ClientCaps
+from ..messages import Hello, Limits, Upd
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, encode_many
 from ._backoff import Backoff
-from ._handshake import (PROTOCOL, _READ, ClosedBeforeHello, ProtocolMismatch, Refusal, _hello, authenticate,
-                         secret_from_env)
+from ._handshake import (PROTOCOL, _READ, ClosedBeforeHello, Early, ProtocolMismatch, Refusal, _hello,
+                         _read_more, authenticate, secret_from_env)
 
 log = logging.getLogger("eventpy.tcp")
 
@@ -122,7 +123,30 @@ class TcpOverlay:
         except (WireError, asyncio.TimeoutError) as e:
             writer.close()
             raise AttachError(f"authentication with the broker failed: {e}") from None
-        return reader, writer, decoder, early
+        caps = await self._broker_limits(reader, writer, decoder, early)
+        return reader, writer, decoder, early, caps
+
+    async def _broker_limits(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                             decoder: FrameDecoder, early: Early) -> ClientCaps:
+        """The broker's per-client limits, its first message after the handshake (protocol 5):
+        known before `connect` returns, so that the program's first `subscribe` is checked. A
+        peer that sends something else first (a bad frame) tells none: the node checks nothing,
+        and the link goes on to handle (or close on) what it sent, as before there were limits."""
+        deadline = asyncio.get_running_loop().time() + HELLO_TIMEOUT
+        try:
+            while not early and early.error is None:
+                await _read_more(reader, decoder, early, deadline - asyncio.get_running_loop().time(),
+                                 "the broker closed the connection after its HELLO")
+        except asyncio.TimeoutError:
+            writer.close()
+            raise AttachError(f"no LIMITS from the broker within {HELLO_TIMEOUT:g} s of its HELLO (a broker of "
+                              "protocol 5 sends them at once)") from None
+        except ConnectionError as e:  # e.g. a broker stopping: as a connection lost, retried
+            writer.close()
+            raise ConnectionError(f"{e} (before its LIMITS)") from None
+        if not early or type(early[0]) is not Limits:
+            return NO_CAPS
+        return ClientCaps.from_wire(early.pop(0).limits)
 
     async def _broker_hello(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                             decoder: FrameDecoder) -> tuple:
@@ -156,6 +180,7 @@ class TcpOverlay:
             raise ValueError(f"the overlay at tcp://{self.host}:{self.port} runs in {self.mode} mode; connect "
                              f"asked for mode={mode!r} (the brokers choose the mode: eventpy overlay up --mode)")
         node = LocalNode(self, name)  # type: ignore[arg-type]
+        node.core.caps, node.core.caps_broker = conn[4], self.edge
         self._events[name] = asyncio.Event()
         self._closing[name] = asyncio.Event()
         self._runs[name] = (node, asyncio.get_running_loop().create_task(self._run(node, conn)))
@@ -171,7 +196,9 @@ class TcpOverlay:
         backoff = self.backoff()
         where = f"{self.host}:{self.port}"
         while True:
-            reader, writer, decoder, early = conn
+            reader, writer, decoder, early, caps = conn
+            with node.lock:  # a broker restarted with other limits: the node checks the new ones
+                node.core.caps, node.core.caps_broker = caps, self.edge
             for msg in early:
                 node.receive(msg)
             self._writers[node.link] = writer

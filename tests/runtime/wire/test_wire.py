@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.guards import compile_guard
-from eventpy.runtime.messages import (Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv,
-                                      Unsub, Upd)
+from eventpy.runtime.messages import (Ack, AckReq, Adv, Auth, Bye, Flush, FlushAck, Hello, Limits, Pub, Refused, Sub,
+                                      Unadv, Unsub, Upd)
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta
 from eventpy.runtime.wire import FrameDecoder, WireError, decode_body, encode, encode_many, pub_frame_for
 
@@ -42,7 +42,22 @@ MESSAGES = [
     Sub("stocks.Quote", 8, PLAN.spec, VALUES, 2.5),  # a broker's summary that moves with time
     Auth("00ff", ""),
     Auth("", "ab" * 32),
+    Refused("qa.T", "broker refused it: ... (max_subscriptions = 3, ...)", 12),  # a subscription's (protocol 5)
+    Limits([("max_subscriptions", 3), ("max_set_members", 1 << 40)]),
+    Limits([]),
 ]
+
+
+def test_a_refused_advertisement_is_the_frame_it_always_was():
+    body = msgpack.unpackb(encode(Refused("qa.T", "why"))[4:])
+    assert body == ["refused", "qa.T", "why"]
+
+
+@pytest.mark.parametrize("limits", [{}, [["max_subscriptions"]], [["max_subscriptions", 0]], [[3, 3]],
+                                    [["max_subscriptions", 1.5]], [["x", 1]] * 65])
+def test_malformed_limits_are_refused(limits):
+    with pytest.raises(WireError):
+        decode_body(msgpack.packb(["limits", limits]))
 
 
 @pytest.mark.parametrize("msg", MESSAGES, ids=lambda m: type(m).__name__)
