@@ -48,3 +48,58 @@ def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog, bro
         # barrier until it is cut off)
         assert wait_gone(server, "stuck")
         assert any("does not read" in r.getMessage() for r in caplog.records)
+
+
+def test_a_subscriber_that_reads_more_slowly_than_its_events_arrive_is_cut_off_too(caplog, broker_server):
+    """It reads a little every few milliseconds, so writes to it progress and it never stalls for
+    `stall` seconds: its queue (the broker's memory) grew for as long as the events came. Past
+    BEHIND_FACTOR times max_pending it is closed, and the other subscribers keep receiving."""
+    import threading
+
+    from eventpy.runtime.transports.tcp import BEHIND_FACTOR
+
+    server = broker_server("b", max_pending=256 << 10, stall=60.0)  # a stall alone would never cut it
+    done = threading.Event()
+    read = [0]
+
+    def sip(sock: socket.socket) -> None:  # ~400 KB/s: slower than the flood below
+        sock.settimeout(0.2)
+        while not done.is_set():
+            try:
+                chunk = sock.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not chunk:
+                return
+            read[0] += len(chunk)
+            time.sleep(0.01)
+
+    with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as slow:
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        slow.connect(("127.0.0.1", server.port))
+        plan = compile_guard("True", Q, {})
+        slow.sendall(encode(Hello("slow", "client", PROTOCOL)) + encode(Adv(Q.name, Q.to_wire()))
+                     + encode(Sub(Q.name, 1, plan.spec, plan.evaluate({}))))
+        reader = threading.Thread(target=sip, args=(slow,), daemon=True)
+        reader.start()
+        try:
+            node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
+            got = []
+            node.subscribe(Q, "True", on_event=lambda e: got.append(e.n))
+            total = 12000  # ~12 MB, against 1 MiB (BEHIND_FACTOR x 256 KiB) and the kernel's buffers
+            for i in range(total):
+                node.publish(Q, n=i, pad="x" * 1000)
+            deadline = time.monotonic() + 60
+            while len(got) < total and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert got == list(range(total))
+            assert wait_gone(server, "slow", timeout=30)
+            assert read[0] > 0  # it did read: this is not the stuck peer of the test above
+            assert any("reads more slowly than its events arrive" in r.getMessage()
+                       and str(BEHIND_FACTOR * (256 << 10)) in r.getMessage() for r in caplog.records)
+            node.close()
+        finally:
+            done.set()
+            reader.join(5)

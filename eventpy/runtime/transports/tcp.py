@@ -46,6 +46,10 @@ def tune_gc_for_server() -> None:
 HANDSHAKE_SECONDS = 10.0  # a new connection's HELLO (and authentication) must be complete by then
 DEFAULT_MAX_PENDING = 32 << 20  # bytes queued towards one peer before it may count as stuck
 STALL_SECONDS = 2.0  # ... if, in addition, nothing could be written to it for this long
+# ... or, however it reads, once this many times max_pending waits: a peer that reads, but more
+# slowly than its events arrive, made progress often enough never to stall, and its queue (the
+# broker's memory) grew without bound
+BEHIND_FACTOR = 4
 _CHUNK = 256 << 10
 SLICE_SECONDS = 0.01  # the longest a link's messages hold the loop before the other links get a turn
 
@@ -54,7 +58,8 @@ class _Link:
     """Outgoing frames of one link, written by one task. What waits for a peer that stopped
     reading is bounded: once more than `max_pending` bytes wait and nothing could be written for
     `stall` seconds, the link is closed (the peer reconnects and re-subscribes; events queued for
-    it are lost, as at a crash) instead of growing memory. A slow but reading peer is kept."""
+    it are lost, as at a crash) instead of growing memory. A slow but reading peer is kept until
+    BEHIND_FACTOR times `max_pending` waits for it (`behind`): then it is closed as well."""
 
     def __init__(self, writer: asyncio.StreamWriter, max_pending: int = DEFAULT_MAX_PENDING,
                  stall: float = STALL_SECONDS) -> None:
@@ -67,12 +72,15 @@ class _Link:
         self.ready = asyncio.Event()
         self.closed = False
         self.overflowed = False
+        self.behind = False  # closed for the size of its queue alone (writes to it still progressed)
 
     def send(self, frame: bytes) -> None:
         if self.closed:
             return
         self.pending += len(frame)
-        if self.pending > self.max_pending and time.monotonic() - self.progress > self.stall:
+        if self.pending > self.max_pending and (time.monotonic() - self.progress > self.stall
+                                                 or self.pending > BEHIND_FACTOR * self.max_pending):
+            self.behind = time.monotonic() - self.progress <= self.stall
             self.overflowed = True
             self.closed = True
             self.frames.clear()
@@ -375,9 +383,12 @@ class BrokerServer:
             if self._stop.is_set():
                 ended = "this broker is stopping"
             elif out.overflowed:
-                ended = "it did not read"
+                ended = "it read too slowly or not at all" if out.behind else "it did not read"
             log.info("%s: %s %r detached (%s)", self.broker.name, role, link, ended)
-            if out.overflowed:
+            if out.overflowed and out.behind:
+                log.warning("%s: closed %r: more than %d bytes waited for it (a peer that reads more slowly "
+                            "than its events arrive, or does not read)", self.broker.name, link, BEHIND_FACTOR * self.max_pending)
+            elif out.overflowed:
                 log.warning("%s: closed %r: more than %d bytes waited for it and nothing could be "
                             "written for %g s (a peer that does not read)", self.broker.name, link,
                             self.max_pending, self.stall)
