@@ -62,6 +62,7 @@ def refused_lines(run_dir: Path, states: dict[str, dict]) -> list[str]:
         n = stats.get("refused_connections", 0)
         if n:
             lines.append(f"broker {broker} refused {n} connection{'s' * (n != 1)} (a bad frame, a name in "
-                         f"use, a failed authentication): the reasons are WARNING lines in {log} "
-                         f"(the first 10 a minute per peer host)")
+                         f"use, a failed authentication, another protocol version): the reasons are WARNING "
+                         f"lines in {log} (the first 10 a minute per peer host; a peer of another protocol "
+                         f"version once)")
     return lines
