@@ -25,7 +25,7 @@ from collections import Counter
 from itertools import count
 from typing import Any, Callable, Hashable
 
-from .._log_limit import LogLimit, left_out_note
+from .._log_limit import LogLimit
 from ..matching import make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
@@ -195,10 +195,9 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents):
                 raise MessageError(f"unknown message kind {kind.__name__}")
         except MessageError as e:
             self._stats["refused"] += 1
-            say, left_out = self._refusals_logged.allow(link)
+            say, note = self._refusals_logged.allow(link)
             if say:
-                log.warning("%s: refused %s from %r: %s%s", self.name, type(msg).__name__, link, e,
-                            left_out_note(left_out))
+                log.warning("%s: refused %s from %r: %s%s", self.name, type(msg).__name__, link, e, note)
             if type(msg) is Adv and link in self.links:  # its events would go nowhere: a client
                 # raises at its next publish; a broker passes it on to the type's publishers
                 out.append((link, Refused(msg.etype, f"broker {self.name}: {e}")))

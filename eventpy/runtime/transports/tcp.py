@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from ..._version import __version__
-from .._log_limit import LogLimit, left_out_note
+from .._log_limit import LogLimit
 from ..broker import Broker
 from ..messages import Bye, Hello, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
@@ -150,9 +150,9 @@ class BrokerServer:
         if said_before:
             log.debug("%s: " + what, self.broker.name, *args)
             return
-        say, left_out = self._refusals_logged.allow(peer.host)
+        say, note = self._refusals_logged.allow(peer.host)
         if say:
-            log.warning("%s: " + what + "%s", self.broker.name, *args, left_out_note(left_out))
+            log.warning("%s: " + what + "%s", self.broker.name, *args, note)
 
     def shutdown(self, reason: str) -> None:
         """Stop serving (on the loop's thread: a signal handler of the loop): `run` closes every
