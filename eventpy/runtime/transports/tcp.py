@@ -309,7 +309,7 @@ class BrokerServer:
                                     f"speaks {PROTOCOL}, eventpy {__version__}; see its log)") from None
                 await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
                 backoff.connected()
-                await self._serve(hello.node, "broker", reader, writer, decoder, early)
+                await self._serve(hello.node, "broker", reader, writer, decoder, early, _peer_of(writer))
                 backoff.lost()
             except WireError as e:
                 backoff.lost()
