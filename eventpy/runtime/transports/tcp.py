@@ -100,7 +100,7 @@ class _Link:
 
 
 class _Peer(NamedTuple):
-    """The other end of an accepted connection, read from its socket once, when it is accepted."""
+    """The other end of a connection (accepted, or dialed to a neighbor), read from its socket once."""
     host: str  # keys the refusal log's bound (eventpy/runtime/_log_limit.py)
     address: str  # host:port, for the log
 
