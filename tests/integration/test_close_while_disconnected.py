@@ -228,8 +228,22 @@ def test_a_name_reused_while_its_old_node_still_retries_has_its_own_close_budget
     eventpy.drain(10)
     stop()
     assert _wait_until(lambda: overlay.unreachable(old._local)), "the old node did not notice its broker stopped"
+    connect = overlay._connect
+    closed, refused_after_close = threading.Event(), threading.Event()
+
+    async def watched(name):
+        try:
+            return await connect(name)
+        except OSError:
+            if closed.is_set():
+                refused_after_close.set()
+            raise
+    monkeypatch.setattr(overlay, "_connect", watched)
     old.publish(Tick, n=0)
-    old.close()  # it holds an event: it retries, every minute, within its budget
+    closed.set()
+    old.close()  # it holds an event: it retries at once, then every minute or so, within its budget
+    # its attempt right after the close has met no broker (else it would take its name back first)
+    assert refused_after_close.wait(20), "the old node did not try again at its close"
 
     server, stop = serve(server.port)
     new = eventpy.connect(url, name="desk")  # the broker knows no "desk" now: the name is free there
