@@ -8,6 +8,12 @@
 
 from __future__ import annotations
 
+# first: a Ctrl-C while an `eventpy` command imports the package is held until its main() reports
+# it in one line (in a program that imports eventpy, nothing happens here)
+from ._interrupted import hold_in_commands as _hold_in_commands
+
+_hold_in_commands()
+
 import atexit
 import importlib
 import sys

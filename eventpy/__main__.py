@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ._interrupted import interrupted
+from ._interrupted import interrupted, let_through
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
@@ -295,6 +295,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        let_through()  # a Ctrl-C held since `import eventpy` (_interrupted) is raised here
         args = parser().parse_args(argv)
         return args.func(args)
     except KeyboardInterrupt:  # while it starts (its imports) or works: one line, not a traceback

@@ -9,6 +9,7 @@ user's Ctrl-C would arrive there. The command is started as its console script s
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -97,3 +98,46 @@ def test_ctrl_c_in_a_package_run_with_m_is_the_programs_too(tmp_path):
     assert out.returncode == 130 and "after" not in out.stdout, out
     assert f'File "{tmp_path / "app" / "__init__.py"}", line 1, in <module>' in out.stderr, out.stderr
     assert out.stderr.splitlines()[-1] == "KeyboardInterrupt", out.stderr
+
+
+# a console script as pip writes it (its name and its import line are what eventpy looks for),
+# with the interrupting finder put first
+_CONSOLE_SCRIPT = _INTERRUPTED_AT.split("where, entry")[0] + textwrap.dedent("""
+    sys.meta_path.insert(0, InterruptAt(os.environ["INTERRUPT_AT"]))
+    import re
+    import sys
+    from {module} import main
+    if __name__ == '__main__':
+        sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+        sys.exit(main())
+""")
+
+
+@pytest.mark.parametrize("prog, module, where", [
+    ("eventpy", "eventpy.__main__", "eventpy._version"),  # in `import eventpy`, before main() runs
+    ("eventpy", "eventpy.__main__", "eventpy.compiler.importhook"),
+    ("eventpy", "eventpy.__main__", "eventpy.__main__"),  # between the package and the command's module
+    ("eventpyc", "eventpy.compiler.cli", "eventpy.compiler"),
+    ("eventpyc", "eventpy.compiler.cli", "eventpy.compiler.cli"),
+])
+def test_ctrl_c_while_the_console_script_imports_eventpy_is_one_line_and_status_130(tmp_path, prog, module, where):
+    """The window before main()'s `except KeyboardInterrupt`: `import eventpy` and the import of
+    the command's module (tens of milliseconds, about half of a command's start). A Ctrl-C there
+    printed Python's traceback of the import machinery and ended the process by SIGINT; it is
+    held until main() runs, which reports it."""
+    script = tmp_path / prog
+    script.write_text(_CONSOLE_SCRIPT.replace("{module}", module))
+    out = subprocess.run([sys.executable, str(script), "--version"], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={**os.environ, "INTERRUPT_AT": where})
+    assert (out.returncode, out.stderr) == (130, f"{prog}: interrupted\n"), out.stderr
+    assert out.stdout == ""
+
+
+def test_a_program_that_imports_eventpy_keeps_its_own_ctrl_c(tmp_path):
+    """Only eventpy's own commands hold a Ctrl-C until their main(): a program named otherwise
+    (here, one whose import of eventpy is interrupted) sees it where it lands, as always."""
+    script = tmp_path / "app.py"
+    script.write_text(_CONSOLE_SCRIPT.replace("{module}", "eventpy.__main__"))
+    out = subprocess.run([sys.executable, str(script), "--version"], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={**os.environ, "INTERRUPT_AT": "eventpy._version"})
+    assert out.returncode != 0 and out.stderr.splitlines()[-1] == "KeyboardInterrupt", out.stderr

@@ -74,6 +74,9 @@ def compile_file(src: Path, out: Path | None, check: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        from .._interrupted import let_through
+
+        let_through()  # a Ctrl-C held since `import eventpy` (_interrupted) is raised here
         return _main(argv)
     except KeyboardInterrupt:  # while it starts (lark, libcst) or compiles: one line, not a traceback
         from .._interrupted import interrupted

@@ -10,6 +10,7 @@ import time
 import tomllib
 from pathlib import Path
 
+from ._natural_order import natural
 from ._overlay_types import refused_lines, type_lines
 from .launcher import _alive, _statuses
 
@@ -41,7 +42,7 @@ def show_status(run_dir: Path) -> int:
     dead: list[str] = []
     hung: list[tuple[str, float]] = []
     serving: set[str] = set()
-    for name, s in sorted(states.items()):
+    for name, s in sorted(states.items(), key=lambda item: natural(item[0])):
         stats = s.get("stats", {})
         subs = sum(t.get("subscriptions", 0) for t in s.get("types", {}).values())
         average = stats.get("received", 0) / max(s.get("uptime", 1), 1e-9)
@@ -50,7 +51,8 @@ def show_status(run_dir: Path) -> int:
         stale = _silent_for(run_dir / f"{name}.status.json") if alive else 0.0
         # a dead broker's file holds its last moment: links it no longer has and a rate it no
         # longer serves (they read as if it still ran); its totals are kept, as of its end
-        links = ", ".join(f"{k} ({v})" for k, v in s.get("connected", {}).items()) if alive else "—"
+        connected = s.get("connected", {})
+        links = ", ".join(f"{k} ({connected[k]})" for k in sorted(connected, key=natural)) if alive else "—"
         if not alive:
             dead.append(name)
             now = None
@@ -105,10 +107,10 @@ def _links_down(states: dict, dead: list[str]) -> bool:
     run, the table shows them alive, and the overlay is cut in two there. True if any: the status
     then exits as for a broker not serving (a health check that tests it learns the overlay is cut)."""
     cut = False
-    for name, s in sorted(states.items()):
+    for name, s in sorted(states.items(), key=lambda item: natural(item[0])):
         if name in dead:
             continue
-        for neighbor, why in sorted(s.get("down", {}).items()):
+        for neighbor, why in sorted(s.get("down", {}).items(), key=lambda item: natural(item[0])):
             print(f"broker {name}: its link to {neighbor} is down: {why}")
             cut = True
     return cut

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._natural_order import natural
+
 MAX_TYPES = 30  # an overlay with many types (classes made on the fly) lists the first ones
 
 
@@ -17,7 +19,7 @@ def type_lines(states: dict[str, dict], alive: set[str]) -> list[str]:
     attached, and what is missing for an event to travel."""
     subs: dict[str, dict[str, int]] = {}
     pubs: dict[str, list[str]] = {}
-    for broker, s in sorted(states.items()):
+    for broker, s in sorted(states.items(), key=lambda item: natural(item[0])):
         if broker not in alive:
             continue
         for name, t in s.get("types", {}).items():
@@ -49,7 +51,7 @@ def refused_lines(run_dir: Path, states: dict[str, dict]) -> list[str]:
     says why (within its bound: the first 10 a minute per link or peer host, then how many it
     left out, eventpy/runtime/_log_limit.py)."""
     lines = []
-    for broker, s in sorted(states.items()):
+    for broker, s in sorted(states.items(), key=lambda item: natural(item[0])):
         stats = s.get("stats", {})
         log = run_dir / f"{broker}.log"
         n = stats.get("refused", 0)
@@ -61,8 +63,9 @@ def refused_lines(run_dir: Path, states: dict[str, dict]) -> list[str]:
         n = stats.get("refused_connections", 0)
         if n:
             lines.append(f"broker {broker} refused {n} connection{'s' * (n != 1)} (a bad frame, a name in "
-                         f"use, a failed authentication): the reasons are WARNING lines in {log} "
-                         f"(the first 10 a minute per peer host)")
+                         f"use, a failed authentication, another protocol version): the reasons are WARNING "
+                         f"lines in {log} (the first 10 a minute per peer host; a peer of another protocol "
+                         f"version once)")
     return lines
 
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ._natural_order import natural
 from ._ports import free_port_block
 from . import launcher  # (by module: tests patch its functions, as they did when this was in it)
 from .overlay import TOPOLOGIES, TopologyError, make_topology
@@ -216,7 +217,7 @@ def _wait_ready(run_dir: Path, cfg: dict, procs: dict[str, subprocess.Popen], ti
     while time.monotonic() < deadline:
         states = {n: s for n, s in launcher._statuses(run_dir).items() if n in cfg["brokers"]}
         if len(states) == len(cfg["brokers"]) and all(s.get("ready") for s in states.values()):
-            where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items()))
+            where = ", ".join(f"{n} on {s['host']}:{s['port']}" for n, s in sorted(states.items(), key=lambda item: natural(item[0])))
             print(f"overlay up: {len(states)} broker{'s' if len(states) != 1 else ''} in {run_dir} ({where})")
             return 0
         # our own children: their exit status says it (right after it starts, a broker's

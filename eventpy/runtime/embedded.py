@@ -24,6 +24,10 @@ from .broker import Broker
 
 log = logging.getLogger("eventpy.embedded")
 
+# seconds `attach` waits for a closed node's name to be released (its disconnection handled by the
+# overlay's thread, which first hands the broker what the node queued)
+RELEASE_TIMEOUT = 5.0
+
 
 class EmbeddedOverlay:
     def __init__(self, *, mode: str = "parametric", matcher: str = "fastint", summary: str = "attribute",
@@ -54,6 +58,12 @@ class EmbeddedOverlay:
     def attach(self, name: str | None = None) -> LocalNode:
         node = LocalNode(self, name)
         with self._cv:
+            # a node closed under this name holds it until this overlay's thread has sent what it
+            # queued and disconnected it, a moment: its name is free once close() returns, so wait
+            held = self.nodes.get(node.link)
+            if held is not None and held.closed:
+                self._cv.wait_for(lambda: self.nodes.get(node.link) is not held or self._stopped,
+                                  RELEASE_TIMEOUT)
             if node.link in self.nodes:
                 raise ValueError(f"a node named {node.link!r} is already attached")
             self.nodes[node.link] = node
@@ -124,7 +134,9 @@ class EmbeddedOverlay:
                 while node.has_output():
                     self._take_from(node)
                 self._route(self.broker.disconnect(node.link))
-                self.nodes.pop(node.link, None)
+                with self._cv:
+                    self.nodes.pop(node.link, None)
+                    self._cv.notify_all()  # an attach waiting for this name
             return
         self._take_from(item)
         if item.has_output():

@@ -157,8 +157,8 @@ def run_broker(config: Path, name: str, limits: dict[str, int | None] | None = N
                                     | {k: v for k, v in (limits or {}).items() if v is not None}))
     if broker.caps.any():
         logging.getLogger("eventpy.tcp").info("%s: per-client limits: %s", name, broker.caps.describe())
-    server = BrokerServer(broker, me["host"], int(me["port"]), neighbors,
-                          status_file=config.parent / f"{name}.status.json")
+    status_file = config.parent / f"{name}.status.json"
+    server = BrokerServer(broker, me["host"], int(me["port"]), neighbors, status_file=status_file)
     tune_gc_for_server()
     # beside the configuration, as `overlay up` writes it: a broker restarted by hand is then seen
     # by `overlay status` and stopped by `overlay down`
@@ -175,6 +175,10 @@ def run_broker(config: Path, name: str, limits: dict[str, int | None] | None = N
         print(f"{config}: broker {name} cannot listen on {server.host}:{server.port}: {e.strerror or e}{hint}",
               file=sys.stderr)
         return 1
+    finally:
+        # stopped on purpose (SIGTERM, Ctrl-C): its files left behind made `overlay status` list
+        # it as a broker that had died. A crash (SIGKILL) leaves them, and status says so
+        pid_file.release(status_file)
     return 0
 
 
@@ -193,6 +197,21 @@ class _PidFile:
     def owner(self) -> int | None:
         """The pid of the live broker this file names (`overlay up` wrote ours), else None."""
         return int(self.path.read_text()) if _alive(self.path) else None
+
+    def release(self, status_file: Path) -> None:
+        """The pid file and the status file removed as the broker stops, if they are its own: a
+        broker of that name started since (its listener is closed by now) keeps its files."""
+        mine = str(os.getpid())
+        try:
+            if self.path.read_text().strip() == mine:
+                self.path.unlink()
+        except OSError:
+            pass
+        try:
+            if str(json.loads(status_file.read_text()).get("pid")) == mine:
+                status_file.unlink()
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 async def _serve_until_signalled(server: BrokerServer, listening: _PidFile | None = None) -> None:

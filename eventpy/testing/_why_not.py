@@ -17,6 +17,7 @@ from ..runtime.model import EventType
 
 
 def _subscriptions(target: Any, event: Any) -> list[Subscription]:
+    __tracebackhide__ = True  # (see why_not)
     subs = [target] if isinstance(target, Subscription) else subscriptions_of(target)
     if not subs:
         if nodes_left_by(target):
@@ -45,6 +46,8 @@ def why_not(target: Any, event: Any = None, /, **attrs: Any) -> str | None:
     these attributes published now; else why not, as a sentence naming the guard and the values
     its parameters hold. `event`: the event method (`Class.method`) or EventType, needed when the
     object listens to several. Attributes of the wrong type or missing raise TypeError."""
+    # a mistake in the call is the test's: pytest shows it at the test's line, not in these frames
+    __tracebackhide__ = True
     subs = _subscriptions(target, event)
     if not subs or all(s.closed for s in subs):
         return (f"{type(target).__name__ if not isinstance(target, Subscription) else 'the subscription'} is "
@@ -55,7 +58,11 @@ def why_not(target: Any, event: Any = None, /, **attrs: Any) -> str | None:
         if sub.closed:
             continue
         state = sub._state
-        values = state.etype.values_from(attrs)
+        try:
+            values = state.etype.values_from(attrs)
+        except (TypeError, ValueError) as e:  # raised here, in one sentence, not from the schema's frames
+            mistake = TypeError if isinstance(e, TypeError) else ValueError
+            raise mistake(f"why_not: {e}: no such event can be published, so none reaches it") from None
         now = sub._node._local.core.clock()  # an event published now: elapsed() as it would read
         if state.plan.holds(values, state.values, now):
             return None

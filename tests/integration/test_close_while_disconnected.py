@@ -80,7 +80,7 @@ def test_a_node_closed_while_its_broker_is_away_gives_up_after_the_budget(serve,
         node.publish(Tick, n=n)
     with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
         node.close()
-        gone = _wait_until(lambda: node.name not in overlay._runs)
+        gone = _wait_until(lambda: node._local not in overlay._runs)
     assert gone, "the closed node is still trying to reach its broker"
     assert any("3 message(s) it still held for 127.0.0.1:" in r.getMessage()
                and "within 0.5s of its close()" in r.getMessage() for r in caplog.records), caplog.text
@@ -95,7 +95,7 @@ def test_a_closed_node_whose_broker_comes_back_within_the_budget_sends_what_it_h
     node.close()
     back, _ = serve(server.port)
     assert _wait_until(lambda: back.broker.stats["pub_received"] == 3), back.broker.stats
-    assert _wait_until(lambda: node.name not in overlay._runs)
+    assert _wait_until(lambda: node._local not in overlay._runs)
 
 
 def test_a_closed_node_retries_with_its_backoff_not_in_a_tight_loop(serve, monkeypatch):
@@ -114,7 +114,7 @@ def test_a_closed_node_retries_with_its_backoff_not_in_a_tight_loop(serve, monke
     monkeypatch.setattr(overlay, "_connect", counted)
     node.publish(Tick, n=1)
     node.close()
-    assert _wait_until(lambda: node.name not in overlay._runs), "the closed node did not give up"
+    assert _wait_until(lambda: node._local not in overlay._runs), "the closed node did not give up"
     # the backoff waits at least its base between attempts (0.1 s or more): 1.5 s hold a few
     assert len(attempts) <= 20, f"{len(attempts)} connection attempts within the close budget"
 
@@ -175,7 +175,7 @@ def test_a_node_closed_while_connected_that_loses_its_connection_says_what_it_he
     with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
         node.close()
         broker.reset()
-        assert _wait_until(lambda: node.name not in overlay._runs), "the closed node was not forgotten"
+        assert _wait_until(lambda: node._local not in overlay._runs), "the closed node was not forgotten"
     assert any("message(s) it still held for 127.0.0.1:" in r.getMessage() for r in caplog.records), caplog.text
 
 
@@ -194,3 +194,67 @@ def test_a_node_closed_while_connected_sends_what_it_held_to_its_broker_back_wit
     back, _ = serve(stalled.port)
     assert _wait_until(lambda: back.broker.stats["pub_received"] >= held - 256, timeout=60), (
         f"the broker back got {back.broker.stats['pub_received']} of the {held} events the closed node held")
+
+
+class _MovedClock:
+    """tcp_client's clock, moved on by the test (`time.monotonic` plus what it added): a close
+    made long ago, without waiting for it."""
+
+    def __init__(self) -> None:
+        self.added = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.added
+
+
+def test_a_name_reused_while_its_old_node_still_retries_has_its_own_close_budget(serve, monkeypatch):
+    """A node closed while its broker is away keeps retrying under CLOSE_BUDGET; a new node given
+    the same name meanwhile shared the overlay's tables, keyed by the name: while connected it
+    was said to be reconnecting (the old node's outage), and closed while its broker was away it
+    inherited the old node's close time, so it gave up at once and lost what it held."""
+    monkeypatch.setattr(tcp_client, "CLOSE_BUDGET", 60.0, raising=False)
+    clock = _MovedClock()
+    monkeypatch.setattr(tcp_client, "time", clock)
+    server, stop = serve()
+    url = f"tcp://127.0.0.1:{server.port}"
+    # the old node waits long between its attempts: it is still retrying when the new one comes
+    slow = tcp_client.Backoff(base=60.0, cap=60.0)
+    eventpy.connect(url, name="warmup").close()  # (the overlay of that URL, to patch its backoff)
+    overlay = api._remote[url]
+    monkeypatch.setattr(overlay, "backoff", lambda: slow)
+    old = eventpy.connect(url, name="desk")
+    monkeypatch.setattr(overlay, "backoff", tcp_client.Backoff)  # the new node's: the usual one
+    old.advertise(Tick)
+    eventpy.drain(10)
+    stop()
+    assert _wait_until(lambda: overlay.unreachable(old._local)), "the old node did not notice its broker stopped"
+    connect = overlay._connect
+    closed, refused_after_close = threading.Event(), threading.Event()
+
+    async def watched(name):
+        try:
+            return await connect(name)
+        except OSError:
+            if closed.is_set():
+                refused_after_close.set()
+            raise
+    monkeypatch.setattr(overlay, "_connect", watched)
+    old.publish(Tick, n=0)
+    closed.set()
+    old.close()  # it holds an event: it retries at once, then every minute or so, within its budget
+    # its attempt right after the close has met no broker (else it would take its name back first)
+    assert refused_after_close.wait(20), "the old node did not try again at its close"
+
+    server, stop = serve(server.port)
+    new = eventpy.connect(url, name="desk")  # the broker knows no "desk" now: the name is free there
+    assert overlay.unreachable(new._local) == "", "the new node, connected, was said to be reconnecting"
+    new.advertise(Tick)
+    eventpy.drain(10)
+    clock.added = 600.0  # the old node's close is ten minutes old
+    stop()
+    assert _wait_until(lambda: overlay.unreachable(new._local)), "the new node did not notice its broker stopped"
+    new.publish(Tick, n=1)
+    new.close()  # its budget counts from now, not from the old node's close
+    back, _ = serve(server.port)
+    assert _wait_until(lambda: back.broker.stats["pub_received"] == 1), (
+        "the new node gave up what it held at once: it took the old node's close time")

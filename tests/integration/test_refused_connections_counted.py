@@ -37,3 +37,28 @@ def test_every_refused_connection_is_counted_and_shown_by_status(caplog):
         assert line.startswith(f"broker b0 refused {BAD_FRAMES} connections (") and "b0.log" in line
     finally:
         stop()
+
+
+def test_connections_refused_for_their_protocol_version_are_counted_too(caplog):
+    """A peer of another protocol version (an old broker re-dialing every few seconds, old clients
+    after a partial upgrade) was refused, told why and logged once, but not counted: `overlay
+    status` said nothing of a refusal that goes on for as long as the old peer runs."""
+    from eventpy.runtime.messages import Hello
+    from eventpy.runtime.transports._handshake import PROTOCOL
+    from eventpy.runtime.wire import encode
+
+    server = BrokerServer(Broker("b1"), "127.0.0.1", 0, {})
+    stop = server.start_in_thread()
+    try:
+        with caplog.at_level(logging.WARNING, logger="eventpy.tcp"):
+            for _ in range(3):  # as an older broker re-dials
+                with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+                    s.sendall(encode(Hello("b0", "broker", PROTOCOL - 1, "parametric")))
+                    while s.recv(65536):  # its BYE, then the close: the refusal has been handled
+                        pass
+        assert server.broker.stats["refused_connections"] == 3
+        assert sum("refused broker 'b0'" in r.getMessage() for r in caplog.records) == 1  # said once
+        (line,) = refused_lines(Path("run"), {"b1": server.status()})
+        assert line.startswith("broker b1 refused 3 connections (") and "another protocol version" in line
+    finally:
+        stop()

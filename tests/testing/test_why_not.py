@@ -86,3 +86,20 @@ def test_mistakes_are_type_errors(shop):
             why_not(a, shop.PriceAlert.quote, firm="ibm")  # price missing
         with pytest.raises(TypeError, match="not int"):
             why_not(3, firm="ibm")
+
+
+def test_an_event_missing_an_attribute_is_one_sentence_from_why_not(shop):
+    """why_not(a, PriceAlert.quote, firm="IBM"), the price left out: the TypeError came from deep
+    in the event schema, with its frames under the test's line and a message that did not say
+    why_not could not answer; it is now raised by why_not, one sentence naming what is missing."""
+    with fresh_overlay():
+        a = shop.PriceAlert("IBM", 10.0)
+        with pytest.raises(TypeError) as info:
+            why_not(a, shop.PriceAlert.quote, firm="IBM")
+    said = str(info.value)
+    assert said == ("why_not: shop_why.PriceAlert.quote: missing attribute(s) 'price' (schema: firm: str, "
+                    "price: float): no such event can be published, so none reaches it"), said
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    shown = str(info.getrepr(style="long"))  # as pytest shows the failure
+    assert "values_from" not in shown and "_schema.py" not in shown, shown
+    assert "testing/_why_not.py" not in shown, shown  # (the frame of why_not itself is hidden too)

@@ -25,7 +25,7 @@ from collections import Counter
 from itertools import count
 from typing import Any, Callable, Hashable
 
-from .._log_limit import LogLimit, left_out_note
+from .._log_limit import LogLimit
 from ..matching import make_matcher
 from ..messages import Ack, AckReq, Adv, Bye, Flush, FlushAck, Hello, Pub, Refused, Sub, Unadv, Unsub, Upd
 from ._acks import AckTracker
@@ -201,10 +201,9 @@ class Broker(Advertisements, Upstream, Evolving, LateEvents, ClientLimits):
                 raise MessageError(f"unknown message kind {kind.__name__}")
         except MessageError as e:
             self._stats["refused"] += 1
-            say, left_out = self._refusals_logged.allow(link)
+            say, note = self._refusals_logged.allow(link)
             if say:
-                log.warning("%s: refused %s from %r: %s%s", self.name, type(msg).__name__, link, e,
-                            left_out_note(left_out))
+                log.warning("%s: refused %s from %r: %s%s", self.name, type(msg).__name__, link, e, note)
             if type(e) is LimitRefusal and link in self.links:  # the client says so to its program
                 out.append((link, e.reply))
             elif type(msg) is Adv and link in self.links:  # its events would go nowhere: a client

@@ -19,10 +19,10 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ..._version import __version__
-from .._log_limit import LogLimit, left_out_note
+from .._log_limit import LogLimit
 from ..broker import Broker
 from ..messages import Bye, Hello, Limits, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
@@ -107,15 +107,17 @@ class _Link:
             pass
 
 
-def _peer_host(writer: asyncio.StreamWriter) -> str:
-    peer = writer.get_extra_info("peername")
-    return str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+class _Peer(NamedTuple):
+    """The other end of a connection (accepted, or dialed to a neighbor), read from its socket once."""
+    host: str  # keys the refusal log's bound (eventpy/runtime/_log_limit.py)
+    address: str  # host:port, for the log
 
 
-def _peer(writer: asyncio.StreamWriter) -> str:
-    """host:port of the other end of a connection, for the log."""
+def _peer_of(writer: asyncio.StreamWriter) -> _Peer:
     peer = writer.get_extra_info("peername")
-    return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else "an unknown address"
+    if not (isinstance(peer, tuple) and peer):
+        return _Peer("?", "an unknown address")
+    return _Peer(str(peer[0]), f"{peer[0]}:{peer[1]}" if len(peer) >= 2 else "an unknown address")
 
 
 class BrokerServer:
@@ -145,15 +147,20 @@ class BrokerServer:
         self._refused: set[tuple[str, Any]] = set()  # (peer, protocol) refused for its version: logged once
         self.link_down: dict[str, str] = {}  # neighbor -> why its link is down, when known (status)
 
-    def _refusal(self, writer: asyncio.StreamWriter, what: str, *args: object) -> None:
+    def _refusal(self, peer: _Peer, what: str, *args: object, said_before: bool = False) -> None:
         """A refused connection (or one closed for a bad frame), logged within the peer host's
         bound (eventpy/runtime/_log_limit.py): each can be made again at once by reconnecting.
         Each is counted (`refused_connections`, which `overlay status` shows): past the bound the
-        log is silent for the rest of the minute, and the count is what says the flood goes on."""
+        log is silent for the rest of the minute, and the count is what says the flood goes on.
+        `said_before`: its reason was logged already (a peer of another protocol version, which
+        re-dials for ever): a DEBUG line, outside the bound."""
         self.broker._stats["refused_connections"] += 1
-        say, left_out = self._refusals_logged.allow(_peer_host(writer))
+        if said_before:
+            log.debug("%s: " + what, self.broker.name, *args)
+            return
+        say, note = self._refusals_logged.allow(peer.host)
         if say:
-            log.warning("%s: " + what + "%s", self.broker.name, *args, left_out_note(left_out))
+            log.warning("%s: " + what + "%s", self.broker.name, *args, note)
 
     def shutdown(self, reason: str) -> None:
         """Stop serving (on the loop's thread: a signal handler of the loop): `run` closes every
@@ -227,7 +234,7 @@ class BrokerServer:
         assert task is not None
         self._conns.add(task)
         try:
-            await self._open_link(reader, writer)
+            await self._open_link(reader, writer, _peer_of(writer))
         except asyncio.CancelledError:
             # the server stops. This task must end normally: on Python 3.11 start_server calls
             # exception() on it when it ends, which raises for a cancelled task, and asyncio
@@ -236,31 +243,33 @@ class BrokerServer:
         finally:
             self._conns.discard(task)
 
-    async def _open_link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _open_link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: _Peer) -> None:
         decoder = FrameDecoder(self.max_frame)
         try:  # one deadline for all the reads: a slow-loris held its connection, and a descriptor, for ever
             hello, early = await _hello(reader, decoder, self.handshake_timeout)
         except ProtocolMismatch as e:  # said to the peer too, which would otherwise see a closed link
             why = refusal(self.broker.name, e.node, e.role, e.version)
             # once per peer and version: a broker of another version re-dials every 5 s for ever
-            level = logging.DEBUG if (e.node, e.version) in self._refused else logging.WARNING
+            said_before = (e.node, e.version) in self._refused
             if len(self._refused) >= 1024:  # peers that make up names cannot grow it without bound
                 self._refused.clear()
             self._refused.add((e.node, e.version))
             if e.node in self.neighbors:
                 self.link_down[e.node] = why
-            log.log(level, "%s: refused %s %r from %s: %s", self.broker.name, e.role, e.node, _peer(writer), why)
+            self._refusal(peer, "refused %s %r from %s: %s", e.role, e.node, peer.address, why,
+                          said_before=said_before)
             writer.write(encode(Bye(why)))
             writer.close()
             return
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
             timed_out = isinstance(e, asyncio.TimeoutError)
             why = f"no complete HELLO within {self.handshake_timeout:g} s" if timed_out else e
-            self._refusal(writer, "refused a connection from %s: %s", _peer(writer), why)
+            self._refusal(peer, "refused a connection from %s: %s", peer.address, why)
             writer.close()
             return
         if hello.node in self.links:  # said before our HELLO, so that the peer can tell the user why
-            self._refusal(writer, "refused %s %r: a link of that name is attached", hello.role, hello.node)
+            self._refusal(peer, "refused %s %r from %s: a link of that name is attached", hello.role, hello.node,
+                          peer.address)
             writer.write(encode(Bye(f"a node named {hello.node!r} is already attached to broker "
                                     f"{self.broker.name}; give each node its own name")))
             writer.close()
@@ -273,10 +282,10 @@ class BrokerServer:
         except (WireError, ConnectionError, asyncio.TimeoutError, OSError) as e:
             timed_out = isinstance(e, asyncio.TimeoutError)
             why = f"authentication not complete within {self.handshake_timeout:g} s" if timed_out else e
-            self._refusal(writer, "refused %r from %s: %s", hello.node, _peer(writer), why)
+            self._refusal(peer, "refused %r from %s: %s", hello.node, peer.address, why)
             writer.close()
             return
-        await self._serve(hello.node, hello.role, reader, writer, decoder, early)
+        await self._serve(hello.node, hello.role, reader, writer, decoder, early, peer)
 
     async def _dial(self, name: str, host: str, port: int) -> None:
         backoff = Backoff()  # re-dial a neighbor that went away; reset once a link stayed up
@@ -308,7 +317,7 @@ class BrokerServer:
                                     f"speaks {PROTOCOL}, eventpy {__version__}; see its log)") from None
                 await authenticate(self.secret, self.broker.name, hello.node, reader, writer, decoder, early)
                 backoff.connected()
-                await self._serve(hello.node, "broker", reader, writer, decoder, early)
+                await self._serve(hello.node, "broker", reader, writer, decoder, early, _peer_of(writer))
                 backoff.lost()
             except WireError as e:
                 backoff.lost()
@@ -326,15 +335,15 @@ class BrokerServer:
             await asyncio.sleep(delay)
 
     async def _serve(self, link: str, role: str, reader: asyncio.StreamReader,
-                     writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early) -> None:
+                     writer: asyncio.StreamWriter, decoder: FrameDecoder, early: Early, peer: _Peer) -> None:
         if role not in ("client", "broker") or link in self.links:
-            self._refusal(writer, "refused %s %r (duplicate or unknown role)", role, link)
+            self._refusal(peer, "refused %s %r (duplicate or unknown role)", role, link)
             writer.close()
             return
         out = self.links[link] = _Link(writer, self.max_pending, self.stall)
         self.link_down.pop(link, None)
         self.roles[link] = role
-        log.info("%s: %s %r attached from %s", self.broker.name, role, link, _peer(writer))
+        log.info("%s: %s %r attached from %s", self.broker.name, role, link, peer.address)
         ended = "the connection closed"  # why the link ended, for the log
         pump = asyncio.create_task(out.pump())
         if role == "client":  # first of all (protocol 5): the client checks its calls against them
@@ -371,7 +380,7 @@ class BrokerServer:
                     self._send_batch(batch)
         except WireError as e:
             ended = "it sent a bad frame"
-            self._refusal(writer, "closing %r: %s", link, e)  # (a peer that reconnects to do it again)
+            self._refusal(peer, "closing %r: %s", link, e)  # (a peer that reconnects to do it again)
             try:  # the link is FIFO: what came before the bad frame is handled, then it closes
                 for msg, frame in e.before:
                     self._route(self.broker.handle(link, msg), msg, frame)

@@ -74,15 +74,19 @@ class TcpOverlay:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="eventpy-tcp", daemon=True)
         self._thread.start()
-        self._events: dict[str, asyncio.Event] = {}
-        self._writers: dict[str, asyncio.StreamWriter] = {}
-        self._writing: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's writer, while connected
-        self._runs: dict[str, tuple[LocalNode, asyncio.Task]] = {}  # each node's connection keeper (`_run`)
-        self._lost_at: dict[str, float] = {}  # node -> when it lost its connection (time.monotonic), until back
-        # node -> set (on the loop) by its close(), so that a reconnection wait ends at once; and
+        # Keyed by the node itself, not by its name: a closed node still retrying under
+        # CLOSE_BUDGET and a new node given its name live side by side (the broker, which had
+        # lost the old one, takes the new one), and keyed by the name the new one was said to be
+        # reconnecting and inherited the old one's close time
+        self._events: dict[LocalNode, asyncio.Event] = {}  # wakes the node's writer
+        self._writers: dict[LocalNode, asyncio.StreamWriter] = {}
+        self._writing: dict[LocalNode, asyncio.Task] = {}  # each node's writer, while connected
+        self._runs: dict[LocalNode, asyncio.Task] = {}  # each node's connection keeper (`_run`)
+        self._lost_at: dict[LocalNode, float] = {}  # when it lost its connection (time.monotonic), until back
+        # set (on the loop) by the node's close(), so that a reconnection wait ends at once; and
         # when the close came (time.monotonic), from which CLOSE_BUDGET counts
-        self._closing: dict[str, asyncio.Event] = {}
-        self._closed_at: dict[str, float] = {}
+        self._closing: dict[LocalNode, asyncio.Event] = {}
+        self._closed_at: dict[LocalNode, float] = {}
         self.edge = f"{self.host}:{self.port}"  # until the broker's HELLO names it
 
     def config(self) -> dict:
@@ -181,9 +185,9 @@ class TcpOverlay:
                              f"asked for mode={mode!r} (the brokers choose the mode: eventpy overlay up --mode)")
         node = LocalNode(self, name)  # type: ignore[arg-type]
         node.core.caps, node.core.caps_broker = conn[4], self.edge
-        self._events[name] = asyncio.Event()
-        self._closing[name] = asyncio.Event()
-        self._runs[name] = (node, asyncio.get_running_loop().create_task(self._run(node, conn)))
+        self._events[node] = asyncio.Event()
+        self._closing[node] = asyncio.Event()
+        self._runs[node] = asyncio.get_running_loop().create_task(self._run(node, conn))
         return node
 
     def backoff(self) -> Backoff:
@@ -201,12 +205,12 @@ class TcpOverlay:
                 node.core.caps, node.core.caps_broker = caps, self.edge
             for msg in early:
                 node.receive(msg)
-            self._writers[node.link] = writer
-            self._events[node.link].set()
+            self._writers[node] = writer
+            self._events[node].set()
             backoff.connected()
             tasks = [asyncio.create_task(self._read(node, reader, decoder, early.error)),
                      asyncio.create_task(self._write(node, writer))]
-            self._writing[node.link] = (node, tasks[1])
+            self._writing[node] = tasks[1]
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             why = tasks[0].result() if tasks[0].done() and not tasks[0].cancelled() else None
             for t in tasks:
@@ -217,7 +221,7 @@ class TcpOverlay:
                 return
             # (closed, and the connection dropped before the writer sent all it held: it tries
             # again within CLOSE_BUDGET of the close, as a node closed while away, then says so)
-            self._lost_at[node.link] = time.monotonic()
+            self._lost_at[node] = time.monotonic()
             backoff.lost()
             # said when the wait grows, not at every attempt: a broker that fails each session at
             # once (a bad frame after its HELLO) would fill the log at the cap's pace for ever
@@ -239,7 +243,7 @@ class TcpOverlay:
                     why = None
                 if left is not None:
                     delay = min(delay, left)
-                closing = self._closing[node.link]
+                closing = self._closing[node]
                 if closing.is_set():  # closed: the backoff still spaces the attempts (within the budget)
                     await asyncio.sleep(delay)
                 else:  # a close() meanwhile ends this wait, once: its budget counts from then
@@ -263,7 +267,7 @@ class TcpOverlay:
                 except (ConnectionError, OSError, asyncio.TimeoutError):
                     refusing = False
                     continue
-            self._lost_at.pop(node.link, None)
+            self._lost_at.pop(node, None)
             self._follow_mode(node)
             node.resync()
             log.log(logging.WARNING if loud else logging.DEBUG, "node %s: reconnected to %s", node.link, where)
@@ -286,7 +290,7 @@ class TcpOverlay:
             return None
         if not node.has_output():
             return 0.0
-        closed_at = self._closed_at.setdefault(node.link, time.monotonic())
+        closed_at = self._closed_at.setdefault(node, time.monotonic())
         return closed_at + CLOSE_BUDGET - time.monotonic()
 
     def _give_up_closed(self, node: LocalNode) -> None:
@@ -294,21 +298,16 @@ class TcpOverlay:
         it still holds is logged as lost, and the node goes (no retry keeps it)."""
         if node.has_output():
             self._say_lost([node], f"were not sent within {CLOSE_BUDGET:g}s of its close()")
-        self._lost_at.pop(node.link, None)
+        self._lost_at.pop(node, None)
         self._forget(node)
 
     def _forget(self, node: LocalNode) -> None:
         """A closed node whose last messages are written: out of the overlay's tables, so that its
         client core, stream and delivery queue go (a process that reconnects now and then kept
-        every node it had closed). A new node of the same name may already be there: left alone."""
-        for table in (self._runs, self._writing):
-            if table.get(node.link, (None,))[0] is node:
-                del table[node.link]
-        if node.link not in self._runs:
-            self._writers.pop(node.link, None)
-            self._events.pop(node.link, None)
-            self._closing.pop(node.link, None)
-            self._closed_at.pop(node.link, None)
+        every node it had closed). A new node of the same name is another key: left alone."""
+        for table in (self._runs, self._writing, self._writers, self._events, self._lost_at, self._closing,
+                      self._closed_at):
+            table.pop(node, None)
 
     async def _read(self, node: LocalNode, reader: asyncio.StreamReader, decoder: FrameDecoder,
                     error: WireError | None = None) -> str:
@@ -331,7 +330,7 @@ class TcpOverlay:
             return f"connection to {where} lost: {e}"
 
     async def _write(self, node: LocalNode, writer: asyncio.StreamWriter) -> None:
-        event = self._events[node.link]
+        event = self._events[node]
         try:
             while True:
                 await event.wait()
@@ -374,7 +373,7 @@ class TcpOverlay:
     def unreachable(self, node: LocalNode) -> str:
         """Why the broker cannot answer this node now ("" while it is connected): a drain or
         confirm that times out says it, rather than only that no answer came."""
-        lost = self._lost_at.get(node.link)
+        lost = self._lost_at.get(node)
         if lost is None:
             return ""
         return (f"node {node.link} has had no connection to {self.host}:{self.port} for "
@@ -389,13 +388,13 @@ class TcpOverlay:
 
     def _connected(self, node: LocalNode) -> bool:
         """Has the node a connection now (its writer runs)?"""
-        writing = self._writing.get(node.link)
-        return writing is not None and not writing[1].done()
+        writing = self._writing.get(node)
+        return writing is not None and not writing.done()
 
     def wake(self, node: LocalNode) -> None:
         if node._flagged:
             return  # the writer has been woken and has not started taking yet
-        event = self._events.get(node.link)
+        event = self._events.get(node)
         if event is not None:
             node._flagged = True
             try:
@@ -411,8 +410,9 @@ class TcpOverlay:
         closed_at = time.monotonic()
 
         def closing() -> None:
-            self._closed_at.setdefault(node.link, closed_at)
-            event = self._closing.get(node.link)
+            if node in self._runs:  # (one forgotten already has nothing left to time)
+                self._closed_at.setdefault(node, closed_at)
+            event = self._closing.get(node)
             if event is not None:
                 event.set()
         try:
@@ -430,7 +430,7 @@ class TcpOverlay:
             # reconnection: a node whose broker is away when the program ends waits for it (only
             # the writer was waited for, and it had ended with the connection: the process left
             # at once and what it held was lost without a word)
-            owed = [(node, run) for node, run in self._runs.values()
+            owed = [(node, run) for node, run in self._runs.items()
                     if node.closed and not run.done() and (self._connected(node) or node.has_output())]
             if owed:
                 _, late = await asyncio.wait([run for _, run in owed], timeout=flush_timeout)
@@ -451,7 +451,7 @@ class TcpOverlay:
         try:
             asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout=2 * flush_timeout + 5)
         except KeyboardInterrupt:  # Ctrl-C while it waits: say what is given up, stop, and let it end the program
-            self._say_lost([node for node, run in list(self._runs.values()) if node.closed and not run.done()
+            self._say_lost([node for node, run in list(self._runs.items()) if node.closed and not run.done()
                             and node.has_output()], "were not sent at exit: interrupted (Ctrl-C)")
             self.loop.call_soon_threadsafe(self.loop.stop)
             raise
