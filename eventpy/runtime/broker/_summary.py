@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from heapq import heapify, heappop, heappush
 from itertools import count
-from typing import Any, Hashable
+from typing import Any, ClassVar, Hashable
 
 from ..matching import PosetMatcher
 from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, derive, filter_lub, set_changes
@@ -89,8 +89,9 @@ def _aggregate(filters: list[Filter], acc: dict[str, Constraint] | None = None) 
 
 
 class AttributeSummary:
-    name = "attribute"
-    sorts = False  # its summary is one filter
+    # (ClassVar: constants of the class, read off the class too, also when compiled by mypyc)
+    name: ClassVar[str] = "attribute"
+    sorts: ClassVar[bool] = False  # its summary is one filter
 
     def __init__(self, etype: EventType) -> None:
         self.etype = etype
@@ -305,9 +306,9 @@ class AttributeSummary:
             return
         else:
             if c_old is not None:
-                self._contribute(link, a, c_old, -1)
+                self._contribute(link, a, None if c_old is _WILD else c_old, -1)
             if c_new is not None:
-                self._contribute(link, a, c_new, +1)
+                self._contribute(link, a, None if c_new is _WILD else c_new, +1)
         for stale in self._cache.values():
             stale.pop(a, None)
         self.version += 1
@@ -362,8 +363,9 @@ class AttributeSummary:
             if out or into:
                 cache[a] = derive(cached, frozenset(out), frozenset(into))
 
-    def _contribute(self, link: Link, a: str, c: Constraint, sign: int) -> None:
-        if c is _WILD or c.is_wildcard():
+    def _contribute(self, link: Link, a: str, c: Constraint | None, sign: int) -> None:
+        """Count `link`'s constraint `c` on `a` in (sign +1) or out (-1); None: unconstrained."""
+        if c is None or c.is_wildcard():
             (self.wild[a].add if sign > 0 else self.wild[a].discard)(link)
         elif isinstance(c, Interval):
             if sign > 0:
@@ -442,13 +444,16 @@ def _link_of(key: Hashable) -> Link:
 
 
 class PosetSummary:
-    name = "poset"
-    sorts = True  # its summaries come in order_key order
-    version = property(lambda self: self._version)
+    name: ClassVar[str] = "poset"
+    sorts: ClassVar[bool] = True  # its summaries come in order_key order
 
     def __init__(self, etype: EventType) -> None:
         self.poset = PosetMatcher(etype)
         self._version = 0
+
+    @property
+    def version(self) -> int:
+        return self._version
 
     def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
         self._version += 1
@@ -486,9 +491,9 @@ class NoSummary:
     broker has no neighbor at all: the summary's upkeep was a fifth of the cost of every UPD it
     applied (a game's moves) and a table per subscription that nothing read."""
 
-    name = "none"
-    version = 0
-    sorts = False
+    name: ClassVar[str] = "none"
+    version: ClassVar[int] = 0
+    sorts: ClassVar[bool] = False
 
     def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
         pass

@@ -14,7 +14,7 @@ without such an equality). Matching cost then follows the partition, not the who
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
@@ -147,7 +147,7 @@ class _Engine:
 
 
 class FastIntMatcher(Matcher):
-    name = "fastint"
+    name: ClassVar[str] = "fastint"  # (ClassVar: read off the class, also when compiled)
 
     def __init__(self, etype: EventType) -> None:
         super().__init__(etype)

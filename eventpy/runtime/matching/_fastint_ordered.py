@@ -31,7 +31,7 @@ def bits(row: np.ndarray) -> np.ndarray:
     return nz[r] * 8 + c
 
 
-def _closed_lo(lo: float, closed: bool) -> float:
+def _closed_lo(lo: int | float, closed: bool) -> float:
     """The least float64 an event may hold above `lo` (or at it, closed): checks compare closed
     bounds only. x > lo <=> x >= nextafter(lo, +inf) for a float lo; an int lo beyond 2**53
     (`price > 9007199254740995`) is first rounded by float(), either way, so the comparison with
@@ -40,7 +40,7 @@ def _closed_lo(lo: float, closed: bool) -> float:
     return f if (f >= lo if closed else f > lo) else nextafter(f, INF)
 
 
-def _closed_hi(hi: float, closed: bool) -> float:
+def _closed_hi(hi: int | float, closed: bool) -> float:
     f = float(hi)
     return f if (f <= hi if closed else f < hi) else nextafter(f, -INF)
 
