@@ -20,6 +20,10 @@ from ..model import EventType, Interval, SetDelta, ValueSet
 MAX_SEQ_STEP = 1 << 32
 
 
+# A conjunction's bound from its attribute expressions: (attribute, op, the Ranged side, or the
+# pair of them for `near`), or a time switch (None, op, (L, R)); see `_compiled`.
+Bound = tuple[str | None, str, Any]
+
 STALE = object()  # SubState.check: an update older than one applied, dropped
 
 
@@ -53,7 +57,7 @@ class SubState:
         # matcher and the summaries narrow by: the conjunction's *version*, _evolving), and its
         # time switches; `moves`: whether one reads the time (the version then moves with it:
         # an evolving subscription), else it changes only with an UPD (a game's area of interest)
-        self.evolving: list[list[tuple[str, str, Any]]] = []
+        self.evolving: list[tuple[Bound, ...]] = []
         self.moves: list[bool] = []
         self.bound_vars: list[tuple] = []  # per conjunction, per bound of `evolving`: the variables it reads
         nodes = 0  # of the attribute expressions so far: counted before each conjunction compiles
@@ -157,7 +161,8 @@ class SubState:
 
 
 @lru_cache(maxsize=4096)
-def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple, bool, tuple, bool, tuple]:
+def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple, bool, tuple[Bound, ...], bool,
+                                                                         tuple]:
     """A conjunction's attribute expressions, compiled: the exact predicates, whether one reads
     the publication time, its bounds for versions (attr, op, E) and time switches (None, op, (L,
     R)), what a version narrows or turns off while the switch cannot hold (an expired
@@ -168,9 +173,10 @@ def _compiled(text: str, trees: tuple, attrs: tuple, n_vars: int) -> tuple[tuple
     -0.0), and an int attribute times 1 is exact where times 1.0 rounds."""
     preds = tuple(compile_predicate(t, len(attrs), n_vars) for t in trees)
     found = [(t, b) for t in trees for b in implied_bounds(t, attrs)]
-    bounds = [(a, op, (Ranged(e[0]), Ranged(e[1])) if op.startswith("near") else Ranged(e))
-              for _, (a, op, e) in found]
-    switches = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2]))) for sw in (time_switch(t) for t in trees) if sw]
+    bounds: list[Bound] = [(a, op, (Ranged(e[0]), Ranged(e[1])) if op.startswith("near") else Ranged(e))
+                           for _, (a, op, e) in found]
+    switches: list[Bound] = [(None, sw[0], (Ranged(sw[1]), Ranged(sw[2])))
+                             for sw in (time_switch(t) for t in trees) if sw]
     moves = bool(switches) or any(reads_time(t) for t, _ in found)
     bound_vars = tuple(_vars_in(e) for _, (_, _, e) in found) + tuple(
         _vars_in(sw[1:]) for sw in (time_switch(t) for t in trees) if sw)

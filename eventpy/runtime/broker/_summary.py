@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from heapq import heapify, heappop, heappush
 from itertools import count
-from typing import Any, Hashable
+from typing import Any, ClassVar, Hashable
 
 from ..matching import PosetMatcher
 from ..model import INF, Constraint, EventType, Filter, Interval, ValueSet, derive, filter_lub, set_changes
@@ -89,12 +89,15 @@ def _aggregate(filters: list[Filter], acc: dict[str, Constraint] | None = None) 
 
 
 class AttributeSummary:
-    name = "attribute"
-    sorts = False  # its summary is one filter
+    # (ClassVar: constants of the class, read off the class too, also when compiled by mypyc)
+    name: ClassVar[str] = "attribute"
+    sorts: ClassVar[bool] = False  # its summary is one filter
 
     def __init__(self, etype: EventType) -> None:
         self.etype = etype
-        self.entries: dict[Link, dict[Any, Filter]] = {}  # link -> key -> filter (active only)
+        # link -> key -> filter (active only); the summary owns these dicts: an UPD changes them
+        # in place (LinkLub.change)
+        self.entries: dict[Link, dict[Any, dict[str, Constraint]]] = {}
         self.aggs: dict[Link, dict[str, Constraint]] = {}  # link -> LUB of its entries
         self.lubs: dict[Link, LinkLub] = {}  # link -> its entries counted, to read that LUB off
         self.wild: dict[str, set[Link]] = {a: set() for a in etype.attrs}
@@ -114,8 +117,9 @@ class AttributeSummary:
                 self.inc[a], self.exc[a] = Counter(), {}
 
     # -- maintenance -----------------------------------------------------------------------------
-    def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
-        """Record the active filter of an entry (None: the entry is gone or switched off).
+    def set_entry(self, link: Link, key: Any, flt: dict[str, Constraint] | None) -> None:
+        """Record the active filter of an entry (None: the entry is gone or switched off); the
+        summary keeps `flt` and changes it in place at the entry's UPDs.
 
         The link's aggregate is recomputed when a summary is next read (`settle`), not here: a
         client that makes thousands of subscriptions would otherwise pay a pass over all of its
@@ -238,7 +242,9 @@ class AttributeSummary:
         An entry not recorded (switched off, or switched on by the same UPD) is left alone.
         """
         entries = self.entries.get(link)
-        flt = entries.get(key) if entries else None
+        if not entries:
+            return
+        flt = entries.get(key)
         if flt is None:
             return
         agg = self.aggs.get(link)
@@ -300,9 +306,9 @@ class AttributeSummary:
             return
         else:
             if c_old is not None:
-                self._contribute(link, a, c_old, -1)
+                self._contribute(link, a, None if c_old is _WILD else c_old, -1)
             if c_new is not None:
-                self._contribute(link, a, c_new, +1)
+                self._contribute(link, a, None if c_new is _WILD else c_new, +1)
         for stale in self._cache.values():
             stale.pop(a, None)
         self.version += 1
@@ -327,9 +333,10 @@ class AttributeSummary:
                 wild = self.wild[a]
                 if len(wild) > (1 if neighbor in wild else 0):
                     continue
-            elif (not lo_moved or (olo > cached.lo and lo > cached.lo)) and (
+            elif isinstance(cached, Interval) and (
+                    not lo_moved or (olo > cached.lo and lo > cached.lo)) and (
                     not hi_moved or (ohi < cached.hi and hi < cached.hi)):
-                continue
+                continue  # (an ordered attribute's cached LUB is an Interval or None)
             del cache[a]
             self.version += 1
 
@@ -350,14 +357,15 @@ class AttributeSummary:
                 continue
             mine = self.aggs.get(neighbor)
             own = mine.get(a) if mine is not None else None
-            own = own.values if type(own) is ValueSet and not own.exclude else frozenset()
-            out = {v for v in lost if inc.get(v, 0) == (v in own)}  # none left but the neighbor's
-            into = {v for v in gained if inc[v] - (v in own) == 1}  # only `link` admits it
+            owned = own.values if type(own) is ValueSet and not own.exclude else frozenset()
+            out = {v for v in lost if inc.get(v, 0) == (v in owned)}  # none left but the neighbor's
+            into = {v for v in gained if inc[v] - (v in owned) == 1}  # only `link` admits it
             if out or into:
                 cache[a] = derive(cached, frozenset(out), frozenset(into))
 
-    def _contribute(self, link: Link, a: str, c: Constraint, sign: int) -> None:
-        if c is _WILD or c.is_wildcard():
+    def _contribute(self, link: Link, a: str, c: Constraint | None, sign: int) -> None:
+        """Count `link`'s constraint `c` on `a` in (sign +1) or out (-1); None: unconstrained."""
+        if c is None or c.is_wildcard():
             (self.wild[a].add if sign > 0 else self.wild[a].discard)(link)
         elif isinstance(c, Interval):
             if sign > 0:
@@ -386,8 +394,9 @@ class AttributeSummary:
         cache = self._cache.setdefault(neighbor, {})
         out: dict[str, Constraint] = {}
         for a in self.etype.attrs:
-            c = cache.get(a, _MISSING)
-            if c is _MISSING:
+            if a in cache:
+                c = cache[a]
+            else:
                 c = cache[a] = self._lub_without(a, neighbor)
             if c is not None:
                 out[a] = c
@@ -428,14 +437,23 @@ class AttributeSummary:
                 return
 
 
+def _link_of(key: Hashable) -> Link:
+    """The link of an entry's key: the broker keys entries (link, subscription id, conjunction)."""
+    assert type(key) is tuple
+    return key[0]
+
+
 class PosetSummary:
-    name = "poset"
-    sorts = True  # its summaries come in order_key order
-    version = property(lambda self: self._version)
+    name: ClassVar[str] = "poset"
+    sorts: ClassVar[bool] = True  # its summaries come in order_key order
 
     def __init__(self, etype: EventType) -> None:
         self.poset = PosetMatcher(etype)
         self._version = 0
+
+    @property
+    def version(self) -> int:
+        return self._version
 
     def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
         self._version += 1
@@ -456,14 +474,14 @@ class PosetSummary:
 
     def drop_link(self, link: Link) -> None:
         self._version += 1
-        for key in [k for k in self.poset.keys() if k[0] == link]:
+        for key in [k for k in self.poset.keys() if _link_of(k) == link]:
             self.poset.remove(key)
 
     def settle(self) -> None:
         pass  # the poset is kept up to date at each change
 
     def summary_for(self, neighbor: Link) -> list[dict[str, Constraint]]:
-        return self.poset.summary(skip=lambda key: key[0] == neighbor, ordered=True)
+        return self.poset.summary(skip=lambda key: _link_of(key) == neighbor, ordered=True)
 
 
 class NoSummary:
@@ -473,9 +491,9 @@ class NoSummary:
     broker has no neighbor at all: the summary's upkeep was a fifth of the cost of every UPD it
     applied (a game's moves) and a table per subscription that nothing read."""
 
-    name = "none"
-    version = 0
-    sorts = False
+    name: ClassVar[str] = "none"
+    version: ClassVar[int] = 0
+    sorts: ClassVar[bool] = False
 
     def set_entry(self, link: Link, key: Any, flt: Filter | None) -> None:
         pass

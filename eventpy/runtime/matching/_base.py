@@ -8,7 +8,7 @@ nothing of links, messages or sockets.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Hashable, Iterable
+from typing import Callable, ClassVar, Hashable, Iterable
 
 from ..model import Constraint, EventType, Filter, filter_lub
 
@@ -17,7 +17,7 @@ Key = Hashable
 
 class Matcher(ABC):
     #: the name used in configuration (`naive`, `poset`, `fastint`)
-    name: str = ""
+    name: ClassVar[str] = ""
 
     def __init__(self, etype: EventType) -> None:
         self.etype = etype

@@ -14,11 +14,11 @@ without such an equality). Matching cost then follows the partition, not the who
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
-from ..model import Constraint, EventType, Filter, ValueSet
+from ..model import Constraint, EventType, Filter, Interval, ValueSet
 from ._base import Key, Matcher
 from ._fastint_enum import EnumIndex
 from ._fastint_ordered import OrderedIndex, bits
@@ -26,6 +26,18 @@ from ._fastint_ordered import OrderedIndex, bits
 _CANDIDATE_SHARE = 64  # below 1/8 of the entries, gather-and-check beats ANDing bit rows
 _EXACT_INT = 2 ** 53  # beyond this an int is not exact in float64: check such events one by one
 _EMPTY = np.empty(0, dtype=np.int64)
+
+
+def _set(ix: OrderedIndex | EnumIndex, slot: int, c: Constraint | None) -> None:
+    """Give `slot` constraint `c` in an index of either kind. An ordered attribute's constraint
+    is an Interval, an enumerated one's a ValueSet: the broker checks each against the schema
+    (SubState, `_check_constraint`), so the asserts state what holds, not a check of user input."""
+    if isinstance(ix, OrderedIndex):
+        assert c is None or isinstance(c, Interval)
+        ix.set(slot, c)
+    else:
+        assert c is None or isinstance(c, ValueSet)
+        ix.set(slot, c)
 
 
 class _Engine:
@@ -68,7 +80,7 @@ class _Engine:
         self.slot[key] = slot
         self.key[slot] = key
         for attr, ix in self.index.items():
-            ix.set(slot, flt.get(attr))  # type: ignore[arg-type]  (counts `constrained` too)
+            _set(ix, slot, flt.get(attr))  # (counts `constrained` too)
         self.changes += 1
         self._maybe_rebuild((self.changes & 1023) == 0)
         return slot
@@ -112,8 +124,8 @@ class _Engine:
 
     @staticmethod
     def _and_rows(retrieved: list) -> np.ndarray:
-        acc = None
-        boundary = None  # entries with an endpoint in the leaf of some attribute
+        acc: np.ndarray | None = None
+        boundary: np.ndarray | None = None  # entries with an endpoint in the leaf of some attribute
         for _, ix, v, ctx in retrieved:
             if isinstance(ix, OrderedIndex):
                 row, part = ix.row(v, ctx)
@@ -121,6 +133,7 @@ class _Engine:
             else:
                 row = ix.row(v, ctx)
             acc = row.copy() if acc is None else acc & row
+        assert acc is not None  # (`retrieved` is never empty: `match` returned before)
         if boundary is None:
             return bits(acc)
         sure = bits(acc & ~boundary)
@@ -134,7 +147,7 @@ class _Engine:
 
 
 class FastIntMatcher(Matcher):
-    name = "fastint"
+    name: ClassVar[str] = "fastint"  # (ClassVar: read off the class, also when compiled)
 
     def __init__(self, etype: EventType) -> None:
         super().__init__(etype)
@@ -189,7 +202,13 @@ class FastIntMatcher(Matcher):
                 return
             if value is not _REST:
                 return  # the partition attribute is implied inside a partition
-        engine.index[attr].set(slot, constraint)  # type: ignore[arg-type]  (the UPD hot path)
+        ix = engine.index[attr]  # the UPD hot path: `_set` inline (a call fewer)
+        if isinstance(ix, OrderedIndex):
+            assert constraint is None or isinstance(constraint, Interval)
+            ix.set(slot, constraint)
+        else:
+            assert constraint is None or isinstance(constraint, ValueSet)
+            ix.set(slot, constraint)
         engine.changes += 1
         if (engine.changes & 1023) == 0:
             engine._maybe_rebuild(True)
@@ -229,7 +248,14 @@ class FastIntMatcher(Matcher):
         for engine in engines:
             for attr, ix in engine.index.items():
                 given = {slot: self._entries[key][0].get(attr) for key, slot in engine.slot.items()}
-                ix.verify(given)
+                if isinstance(ix, OrderedIndex):
+                    ivs = {s: c for s, c in given.items() if c is None or isinstance(c, Interval)}
+                    assert len(ivs) == len(given), (attr, given)
+                    ix.verify(ivs)
+                else:
+                    sets = {s: c for s, c in given.items() if c is None or isinstance(c, ValueSet)}
+                    assert len(sets) == len(given), (attr, given)
+                    ix.verify(sets)
 
     def keys(self) -> Iterable[Key]:
         return self._entries.keys()

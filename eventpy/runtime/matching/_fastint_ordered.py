@@ -31,7 +31,7 @@ def bits(row: np.ndarray) -> np.ndarray:
     return nz[r] * 8 + c
 
 
-def _closed_lo(lo: float, closed: bool) -> float:
+def _closed_lo(lo: int | float, closed: bool) -> float:
     """The least float64 an event may hold above `lo` (or at it, closed): checks compare closed
     bounds only. x > lo <=> x >= nextafter(lo, +inf) for a float lo; an int lo beyond 2**53
     (`price > 9007199254740995`) is first rounded by float(), either way, so the comparison with
@@ -40,7 +40,7 @@ def _closed_lo(lo: float, closed: bool) -> float:
     return f if (f >= lo if closed else f > lo) else nextafter(f, INF)
 
 
-def _closed_hi(hi: float, closed: bool) -> float:
+def _closed_hi(hi: int | float, closed: bool) -> float:
     f = float(hi)
     return f if (f <= hi if closed else f < hi) else nextafter(f, -INF)
 
@@ -84,8 +84,9 @@ class OrderedIndex:
     # -- storage ---------------------------------------------------------------------------------
     def _views(self) -> None:
         # one-element writes through a memoryview cost a third of numpy's scalar __setitem__
-        self._lo_w = memoryview(self.lo)
-        self._hi_w = memoryview(self.hi)
+        # (cast through bytes to "d", float64: the same buffer, in a view typed as holding floats)
+        self._lo_w: memoryview[float] = self.lo.data.cast("B").cast("d")
+        self._hi_w: memoryview[float] = self.hi.data.cast("B").cast("d")
 
     def grow(self, cap: int) -> None:
         extra = cap - self.lo.shape[0]
@@ -173,14 +174,13 @@ class OrderedIndex:
         """
         given = c is not None
         if given is not self.given[slot]:  # (a moved bound, the common UPD, stays given)
-            self.constrained += given - self.given[slot]
+            self.constrained += 1 if given else -1
             self.given[slot] = given
-        if not given:
-            c = EVERYTHING
+        iv = EVERYTHING if c is None else c
         was = self.ivs[slot]
         old = self.marks[slot]
-        self.ivs[slot] = c
-        lo, lc, hi, hc = c
+        self.ivs[slot] = iv
+        lo, lc, hi, hc = iv
         if lo > hi or (lo == hi and not (lc and hc)):  # Interval.is_empty
             m = None
             self._lo_w[slot] = INF
@@ -189,7 +189,8 @@ class OrderedIndex:
             bp = self.bp
             # an update usually moves one bound: the other end's leaf and exact bound are those of
             # the old marks (kept in step with the breakpoints by `rebuild`) and the stored bound
-            if old is not None and lo == was[0] and lc == was[1]:
+            # (a slot with marks has its interval: `was` is None only when `old` is)
+            if old is not None and was is not None and lo == was[0] and lc == was[1]:
                 first_full, p_lo = old[0], old[2]
             elif lo == -INF and lc:
                 first_full, p_lo = 0, -1
@@ -202,7 +203,7 @@ class OrderedIndex:
                 last_full, p_hi = len(bp), -1
                 self._hi_w[slot] = hi
             else:
-                if old is not None and hi == was[2] and hc == was[3]:
+                if old is not None and was is not None and hi == was[2] and hc == was[3]:
                     p_hi = old[1] + 1  # (last_full is p_hi - 1 whenever hi is finite or open)
                 else:
                     p_hi = bisect_right(bp, hi)

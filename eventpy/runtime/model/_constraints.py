@@ -15,9 +15,11 @@ INF = math.inf
 
 
 class Interval(NamedTuple):
-    lo: float
+    # an int attribute's bounds are ints, compared exactly (beyond 2**53 a float would round
+    # them); `int | float` says so to mypyc, which would convert a bound typed `float` to a double
+    lo: int | float
     lo_closed: bool
-    hi: float
+    hi: int | float
     hi_closed: bool
 
     def contains(self, v: Any) -> bool:
@@ -224,8 +226,11 @@ def filter_covers(a: Filter, b: Filter) -> bool:
         if cb is None:
             if not ca.is_wildcard():
                 return False
-        elif not ca.covers(cb):
-            return False
+        elif isinstance(ca, Interval):
+            if not (isinstance(cb, Interval) and ca.covers(cb)):
+                return False
+        elif not (isinstance(cb, ValueSet) and ca.covers(cb)):
+            return False  # (an interval and a set: filters of two schemas; neither covers)
     return True
 
 
@@ -235,7 +240,13 @@ def filter_lub(a: Filter, b: Filter) -> dict[str, Constraint]:
     for attr, ca in a.items():
         cb = b.get(attr)
         if cb is not None:
-            c = ca.lub(cb)
+            c: Constraint
+            if isinstance(ca, Interval) and isinstance(cb, Interval):
+                c = ca.lub(cb)
+            elif isinstance(ca, ValueSet) and isinstance(cb, ValueSet):
+                c = ca.lub(cb)
+            else:
+                raise TypeError(f"no LUB of {ca} and {cb} on {attr!r}: filters of two schemas")
             if not c.is_wildcard():
                 out[attr] = c
     return out
