@@ -26,6 +26,7 @@ MODULES = [
     "eventpy/runtime/broker/_broker.py",
     "eventpy/runtime/broker/_state.py",
     "eventpy/runtime/broker/_summary.py",
+    "eventpy/runtime/broker/_summaries_other.py",
     "eventpy/runtime/broker/_link_lub.py",
     "eventpy/runtime/matching/_fastint.py",
     "eventpy/runtime/matching/_fastint_ordered.py",

@@ -14,7 +14,7 @@ from ..messages import Adv, Refused, Unadv, Unsub
 from ..model import EventType
 from ._clees import VersionCache
 from ._state import MessageError
-from ._summary import NoSummary
+from ._summaries_other import NoSummary
 
 log = logging.getLogger("eventpy.broker")
 Link = Hashable

@@ -13,7 +13,8 @@ from ..matching._poset import order_key
 from ..messages import Sub, Unsub, Upd
 from ..model import ValueSet, set_delta
 from ._late import nothing_of
-from ._summary import SUMMARIES, NoSummary
+from ._summaries_other import NoSummary
+from ._summary import SUMMARIES
 
 if TYPE_CHECKING:
     from ._adverts import _TypeState

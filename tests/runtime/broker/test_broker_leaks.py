@@ -9,7 +9,7 @@ import sys
 
 from eventpy.guards import compile_guard
 from eventpy.runtime.broker import Broker, _broker
-from eventpy.runtime.broker._summary import NoSummary
+from eventpy.runtime.broker._summaries_other import NoSummary
 from eventpy.runtime.messages import Ack, AckReq, Adv, Pub, Sub, Unadv, Unsub, Upd
 from eventpy.runtime.model import EventType
 

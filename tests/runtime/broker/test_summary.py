@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventpy.runtime.broker._summary import AttributeSummary, PosetSummary
+from eventpy.runtime.broker._summaries_other import PosetSummary
+from eventpy.runtime.broker._summary import AttributeSummary
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta, ValueSet, filter_covers, filter_lub
 
 T = EventType("T", x=float, s=str)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventpy.runtime.broker import Broker
-from eventpy.runtime.broker._summary import NoSummary
+from eventpy.runtime.broker._summaries_other import NoSummary
 from eventpy.runtime.messages import Adv, Sub, Unadv, Unsub, Upd
 from eventpy.runtime.model import INF, EventType, Interval, SetDelta, ValueSet
 
