@@ -4,6 +4,7 @@ sees when the master is wrong or unreachable, and on Ctrl-C."""
 from __future__ import annotations
 
 import io
+import sys
 import types
 
 import pytest
@@ -140,3 +141,18 @@ def test_a_machine_without_java_is_told_spark_needs_it(config, tmp_path, capsys,
     first = capsys.readouterr().err.splitlines()[0]
     assert first == ("eventpy replay: the run failed: Spark did not start with master local[*]: it needs Java "
                      f"(17, or 8 or 11): JAVA_HOME is {tmp_path / 'jdk'}, which has no bin/java")
+
+
+@pytest.mark.parametrize("absent", ["pyspark", "matplotlib"])
+def test_an_install_without_the_replay_extra_is_told_the_pip_command(config, tmp_path, capsys, spark_says,
+                                                                     monkeypatch, absent):
+    """`pip install eventpy` (a wheel, no [replay]): the run used to create --out, print the grid and
+    fail with `run make venv or pip install -e '.[replay]'`, commands of a checkout only."""
+    spark_says(AssertionError("Spark must not start"))
+    monkeypatch.setitem(sys.modules, absent, None)  # as if not installed: its import fails
+    out = tmp_path / "out"
+    assert replay(str(config), str(out), quiet=True) == 2
+    assert capsys.readouterr().err == (f"eventpy replay: it needs {absent}, which the replay extra "
+                                       "installs: pip install 'eventpy[replay]'; in a checkout: pip install -e "
+                                       "'.[replay]'\n")
+    assert not out.exists()

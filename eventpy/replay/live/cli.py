@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .. import _extra
 from ..cli import _bad_master
 from ..config import ConfigError, parse
 from . import make_engine, unavailable
@@ -48,6 +49,10 @@ def replay_live(config_path: str, out: str, master: str | None = None, quiet: bo
     why = _bad_master(master)  # before the engines run, not minutes later when Spark writes live.parquet
     if why:
         print(f"eventpy replay: {why}", file=sys.stderr)
+        return 2
+    lacking = _extra.missing("pyspark")  # likewise: live.parquet is written with Spark
+    if lacking:
+        print(f"eventpy replay: {_extra.missing_message(lacking)}", file=sys.stderr)
         return 2
     out_dir = Path(out)
     try:
