@@ -156,3 +156,23 @@ def test_an_install_without_the_replay_extra_is_told_the_pip_command(config, tmp
                                        "installs: pip install 'eventpy[replay]'; in a checkout: pip install -e "
                                        "'.[replay]'\n")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_an_example_config_outside_a_checkout_says_where_the_examples_are(tmp_path, capsys, monkeypatch, live):
+    """README's `eventpy replay examples/replay/htm-small.toml` run where eventpy was installed from
+    a wheel (which holds no examples/) said only `no such file`."""
+    from eventpy.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    args = ["replay", "examples/replay/htm-small.toml", "--out", "runs/htm"] + (["--live"] if live else [])
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("eventpy replay: examples/replay/htm-small.toml: no such file (the example configurations "
+                          "of examples/replay/ come with EventPy's repository and sdist"), err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_another_missing_config_is_just_missing(tmp_path, capsys):
+    assert replay(str(tmp_path / "mine.toml"), str(tmp_path / "out"), quiet=True) == 2
+    assert capsys.readouterr().err == f"eventpy replay: {tmp_path / 'mine.toml'}: no such file\n"

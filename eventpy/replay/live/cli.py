@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import _extra
 from ..cli import _bad_master
-from ..config import ConfigError, parse
+from ..config import ConfigError, no_such_file, parse
 from . import make_engine, unavailable
 from .config import parse_live
 
@@ -41,7 +41,7 @@ def replay_live(config_path: str, out: str, master: str | None = None, quiet: bo
         grid = parse(raw, name=path.stem, where=str(path))
         live = parse_live(raw, grid, where=str(path))
     except FileNotFoundError:
-        print(f"eventpy replay: {path}: no such file", file=sys.stderr)
+        print(f"eventpy replay: {no_such_file(path)}", file=sys.stderr)
         return 2
     except (ConfigError, tomllib.TOMLDecodeError) as exc:
         print(f"eventpy replay: {exc}", file=sys.stderr)
