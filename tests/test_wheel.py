@@ -94,7 +94,8 @@ def installed(dist, tmp_path_factory):
         for entry in Path(where).iterdir():
             if not entry.name.startswith(LEFT_OUT) and not (deps / entry.name).exists():
                 (deps / entry.name).symlink_to(entry)
-    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+    where_code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", where_code],
                              capture_output=True, text=True, check=True).stdout.strip()
     Path(purelib, "_test_deps.pth").write_text(f"{deps}\n")
     return venv / "bin"
