@@ -236,3 +236,16 @@ def test_the_aio_calls_have_the_signatures_the_readme_gives():
     assert list(inspect.signature(aio.confirm).parameters) == ["target", "timeout"]
     assert "aio.Inbox(maxsize=100)" in flat and "maxsize" in inspect.signature(aio.Inbox).parameters
     assert "raises `aio.InboxClosed` once it is closed and empty" in flat and "InboxClosed" in aio.__all__
+
+
+def test_every_extra_is_installed_and_explained_in_the_readme():
+    """A user of a wheel did not learn from README what `pip install 'eventpy[...]'` to run for
+    `eventpy replay` (nor what the test extra was): README named no extra."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    extras = pyproject["project"]["optional-dependencies"]
+    for name in extras:
+        line = re.search(rf"^pip install 'eventpy\[{name}\]' +# (.+)$", README, flags=re.M)
+        assert line, f"README has no `pip install 'eventpy[{name}]'  # what it is for` line"
+        assert f"The `{name}` extra" in README, f"README does not say what the {name} extra is for"

@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import outdir
+from . import _extra, outdir
 from .config import ConfigError, load
 
 
@@ -85,6 +85,10 @@ def replay(config_path: str, out: str, master: str | None = None, quiet: bool = 
     why = _bad_master(master)
     if why:
         print(f"eventpy replay: {why}", file=sys.stderr)
+        return 2
+    lacking = _extra.missing("pyspark", "matplotlib")  # the grid runs on Spark; the report draws plots
+    if lacking:  # before anything is written: a wheel installed without [replay] is told how to add it
+        print(f"eventpy replay: {_extra.missing_message(lacking)}", file=sys.stderr)
         return 2
     try:  # before Spark starts: a run that cannot write its results is not started
         outdir.check(out)

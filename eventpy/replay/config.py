@@ -121,12 +121,21 @@ GRID_SETTINGS = {"subscribers": "subscribers", "update_rate": "update_rates"}  #
 MAX_SEED = 2**63 - 1  # metrics.parquet stores the seed as a Spark long
 
 
+def no_such_file(path: Path) -> str:
+    """The error for a configuration that is not there. README's commands name examples/replay/,
+    which a wheel does not install: a user who ran one outside a checkout is told where they are."""
+    if "examples" in path.parts and "replay" in path.parts:
+        return (f"{path}: no such file (the example configurations of examples/replay/ come with EventPy's "
+                "repository and sdist, not with the installed package: run in a checkout or give a copy)")
+    return f"{path}: no such file"
+
+
 def load(path: str | Path) -> Config:
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
+        raise ConfigError(no_such_file(path)) from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a directory; give a replay TOML file") from None
     except UnicodeDecodeError:

@@ -252,8 +252,9 @@ def write_report(config: Config, rows: list[dict[str, Any]], out: Path, *, comma
 
 
 SATURATED = 0.9  # busiest-broker utilization from which the report calls the brokers saturated
-# where a reader finds the spurious and missed events of a replay explained event by event
-SPURIOUS_DOC = "docs/replay-spurious.md"
+# where a reader finds the spurious and missed events of a replay explained event by event; the
+# report is read in a run's directory, by users of a wheel too, which holds no docs/: say whose
+SPURIOUS_DOC = "docs/replay-spurious.md in EventPy's repository and sdist"
 
 
 def explain(config: Config, avg: list[dict], ratios: list[dict]) -> list[str]:

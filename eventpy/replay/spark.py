@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from ._extra import INSTALL_HINT
+
 _lock = threading.Lock()
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
@@ -21,8 +23,8 @@ def session(master: str | None = None, app: str = "eventpy-replay") -> Any:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     try:
         from pyspark.sql import SparkSession
-    except ImportError as exc:  # pragma: no cover - installed by `make`
-        raise RuntimeError("the replay needs pyspark: run `make venv` or pip install -e '.[replay]'") from exc
+    except ImportError as exc:  # `eventpy replay` says so before it starts; this is for the Python API
+        raise RuntimeError(f"the replay needs pyspark: {INSTALL_HINT}") from exc
     with _lock:
         builder = (SparkSession.builder.appName(app)
                    .master(master or "local[*]")

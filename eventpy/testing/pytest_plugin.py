@@ -1,6 +1,7 @@
 """pytest fixtures for programs that use EventPy, registered as a pytest plugin (entry point
-`pytest11`) when eventpy is installed; a checkout that is not installed loads it with
-`pytest_plugins = ["eventpy.testing.pytest_plugin"]` in its top conftest.py.
+`pytest11`, named as this module) when eventpy is installed; a checkout that is not installed
+loads it with `pytest_plugins = ["eventpy.testing.pytest_plugin"]` in its top conftest.py, a line
+that pytest skips once the entry point has registered it.
 
 * `eventpy_overlay`: a fresh embedded overlay for the test (`eventpy.testing.fresh_overlay`):
   nothing of an earlier test, shut down afterwards, the test fails if a callback raised;

@@ -4,6 +4,7 @@ sees when the master is wrong or unreachable, and on Ctrl-C."""
 from __future__ import annotations
 
 import io
+import sys
 import types
 
 import pytest
@@ -140,3 +141,38 @@ def test_a_machine_without_java_is_told_spark_needs_it(config, tmp_path, capsys,
     first = capsys.readouterr().err.splitlines()[0]
     assert first == ("eventpy replay: the run failed: Spark did not start with master local[*]: it needs Java "
                      f"(17, or 8 or 11): JAVA_HOME is {tmp_path / 'jdk'}, which has no bin/java")
+
+
+@pytest.mark.parametrize("absent", ["pyspark", "matplotlib"])
+def test_an_install_without_the_replay_extra_is_told_the_pip_command(config, tmp_path, capsys, spark_says,
+                                                                     monkeypatch, absent):
+    """`pip install eventpy` (a wheel, no [replay]): the run used to create --out, print the grid and
+    fail with `run make venv or pip install -e '.[replay]'`, commands of a checkout only."""
+    spark_says(AssertionError("Spark must not start"))
+    monkeypatch.setitem(sys.modules, absent, None)  # as if not installed: its import fails
+    out = tmp_path / "out"
+    assert replay(str(config), str(out), quiet=True) == 2
+    assert capsys.readouterr().err == (f"eventpy replay: it needs {absent}, which the replay extra "
+                                       "installs: pip install 'eventpy[replay]'; in a checkout: pip install -e "
+                                       "'.[replay]'\n")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_an_example_config_outside_a_checkout_says_where_the_examples_are(tmp_path, capsys, monkeypatch, live):
+    """README's `eventpy replay examples/replay/htm-small.toml` run where eventpy was installed from
+    a wheel (which holds no examples/) said only `no such file`."""
+    from eventpy.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    args = ["replay", "examples/replay/htm-small.toml", "--out", "runs/htm"] + (["--live"] if live else [])
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("eventpy replay: examples/replay/htm-small.toml: no such file (the example configurations "
+                          "of examples/replay/ come with EventPy's repository and sdist"), err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_another_missing_config_is_just_missing(tmp_path, capsys):
+    assert replay(str(tmp_path / "mine.toml"), str(tmp_path / "out"), quiet=True) == 2
+    assert capsys.readouterr().err == f"eventpy replay: {tmp_path / 'mine.toml'}: no such file\n"

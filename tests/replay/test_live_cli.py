@@ -3,6 +3,8 @@ status 2, before any engine runs (no traceback, no minutes of replay lost at the
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from eventpy.__main__ import main
@@ -64,3 +66,26 @@ def test_the_end_of_run_table_shows_a_delay_without_samples_as_a_dash_not_nan():
     line = next(ln for ln in out.getvalue().splitlines() if "eventpy-parametric" in ln)
     cells = [c.strip() for c in line.strip("│ ").split("│")]
     assert cells == ["0", "eventpy-parametric", "—", "608,285", "41.1", "4.13", "16", "0", "0", "0", "3.8"]
+
+
+def test_an_install_without_the_replay_extra_is_told_the_pip_command_before_the_engines_run(
+        config, tmp_path, capsys, monkeypatch):
+    """Without pyspark the live engines used to run for minutes, then fail writing live.parquet."""
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    assert main(["replay", str(config), "--out", str(tmp_path / "o"), "--live"]) == 2
+    assert "eventpy replay: it needs pyspark, which the replay extra installs: pip install 'eventpy[replay]'" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("adapter, package", [("activemq", "stomp"), ("redispubsub", "redis")])
+def test_a_live_engine_without_its_client_package_names_the_pip_command(monkeypatch, adapter, package):
+    import importlib
+
+    module = importlib.import_module(f"eventpy.replay.live.{adapter}")
+    if adapter == "activemq":  # as if the server were installed
+        monkeypatch.setattr(module.os, "access", lambda *a: True)
+    monkeypatch.setattr(module.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setitem(sys.modules, package, None)
+    why = module.available()
+    assert why.endswith("is missing (pip install 'eventpy[replay]'; in a checkout: pip install -e '.[replay]')")

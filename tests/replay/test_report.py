@@ -252,3 +252,14 @@ def test_spurious_events_are_not_all_put_on_the_edge_broker():
     assert "still travelling when its subscription changed" in flow and "docs/replay-spurious.md" in flow
     background = next(line for line in text.splitlines() if line.startswith("- Spurious events are dominated"))
     assert "how long an event takes to reach its subscriber" in background
+
+
+def test_the_report_says_where_its_docs_are_for_a_user_without_the_repository():
+    """report.md is read in the run's directory; '(docs/replay-spurious.md)' named a path that a user
+    who installed the wheel has nowhere (the wheel holds the package only)."""
+    rows = [row(0, "parametric"), row(0, "resub"),
+            row(100, "parametric", spurious=105, useful=600, missed=346),
+            row(100, "resub", spurious=94, useful=550, missed=355)]
+    _, text = report(config(), rows)
+    mentions = [line for line in text.splitlines() if "docs/replay-spurious.md" in line]
+    assert mentions and all("docs/replay-spurious.md in EventPy's repository and sdist" in m for m in mentions)

@@ -112,3 +112,14 @@ def test_the_readme_example_passes_as_written(project):
     (project / "tests" / "test_shop.py").write_text(tests)
     run = _pytest(project, "-W", "error::eventpy.testing.LeftoverSubscriptions")
     assert re.search(r"\b2 passed\b", run.stdout) and "error" not in run.stdout, run.stdout + run.stderr
+
+
+def test_a_conftest_that_names_the_plugin_as_well_as_the_install(project):
+    """README's line for a checkout that is not installed (`pytest_plugins = [...]` in the top
+    conftest.py) kept after `pip install eventpy`: pytest stopped before any test with `ValueError:
+    Plugin already registered under a different name`, the entry point having registered the same
+    module as `eventpy`. It is registered under the module's name now, which pytest skips."""
+    (project / "conftest.py").write_text('pytest_plugins = ["eventpy.testing.pytest_plugin"]\n')
+    run = _pytest(project, "-k", "starts_from_nothing")
+    stale = "\n(an install made before the entry point was renamed: pip install -e . again, or make)"
+    assert re.search(r"\b2 passed\b", run.stdout), run.stdout + run.stderr + stale

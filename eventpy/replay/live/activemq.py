@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...runtime.model import EventType
+from .._extra import INSTALL_HINT
 from ..trace import Subscription, Trace
 from .engine import EID, Arrival, Client, Engine, EngineError, free_port, group_members, wait_port
 
@@ -65,7 +66,7 @@ def available() -> str | None:
     try:
         import stomp  # noqa: F401
     except ImportError:
-        return "the Python package stomp.py is missing (pip install -e '.[replay]')"
+        return f"the Python package stomp.py is missing ({INSTALL_HINT})"
     return None
 
 

@@ -11,8 +11,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .. import _extra
 from ..cli import _bad_master
-from ..config import ConfigError, parse
+from ..config import ConfigError, no_such_file, parse
 from . import make_engine, unavailable
 from .config import parse_live
 
@@ -40,7 +41,7 @@ def replay_live(config_path: str, out: str, master: str | None = None, quiet: bo
         grid = parse(raw, name=path.stem, where=str(path))
         live = parse_live(raw, grid, where=str(path))
     except FileNotFoundError:
-        print(f"eventpy replay: {path}: no such file", file=sys.stderr)
+        print(f"eventpy replay: {no_such_file(path)}", file=sys.stderr)
         return 2
     except (ConfigError, tomllib.TOMLDecodeError) as exc:
         print(f"eventpy replay: {exc}", file=sys.stderr)
@@ -48,6 +49,10 @@ def replay_live(config_path: str, out: str, master: str | None = None, quiet: bo
     why = _bad_master(master)  # before the engines run, not minutes later when Spark writes live.parquet
     if why:
         print(f"eventpy replay: {why}", file=sys.stderr)
+        return 2
+    lacking = _extra.missing("pyspark")  # likewise: live.parquet is written with Spark
+    if lacking:
+        print(f"eventpy replay: {_extra.missing_message(lacking)}", file=sys.stderr)
         return 2
     out_dir = Path(out)
     try:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...runtime.model import EventType
+from .._extra import INSTALL_HINT
 from ..trace import Subscription, Trace
 from .engine import Arrival, Client, Engine, EngineError, free_port, wait_port
 
@@ -31,7 +32,7 @@ def available() -> str | None:
     try:
         import redis  # noqa: F401
     except ImportError:
-        return "the Python package redis is missing (pip install -e '.[replay]')"
+        return f"the Python package redis is missing ({INSTALL_HINT})"
     return None
 
 
