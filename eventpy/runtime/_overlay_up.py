@@ -80,20 +80,13 @@ def _up_locked(run_dir: Path, topology: str, brokers: int, host: str, port: int,
     if topology.endswith(".toml"):
         given = launcher.read_config(Path(topology))  # refuses cycles and mistakes before starting anything
         added = []
-        for key, value in chosen.items():
-            if value is not None and key in given and given[key] != value:
-                print(f"eventpy overlay: {topology} sets {key} = {given[key]!r} but --{key} asks for "
-                      f"{value!r}; change one of them", file=sys.stderr)
-                return 1
-            if value is not None and key not in given:
-                added.append(f'{key} = "{value}"')  # top-level keys: before the file's first table
-        for key, value in limits.items():
+        for key, value in (chosen | limits).items():  # the flags' settings, then the per-client limits
             if value is not None and key in given and given[key] != value:
                 print(f"eventpy overlay: {topology} sets {key} = {given[key]!r} but --{key.replace('_', '-')} "
                       f"asks for {value!r}; change one of them", file=sys.stderr)
                 return 1
-            if value is not None and key not in given:
-                added.append(f"{key} = {value}")
+            if value is not None and key not in given:  # top-level keys: before the file's first table
+                added.append(f'{key} = "{value}"' if isinstance(value, str) else f"{key} = {value}")
         config.write_text("".join(f"{line}\n" for line in added) + Path(topology).read_text())
     else:
         if port != PICK and not 1 <= port <= 65535 - max(brokers - 1, 0):
