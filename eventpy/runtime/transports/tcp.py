@@ -17,7 +17,6 @@ import logging
 import os
 import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -27,6 +26,7 @@ from ..broker import Broker
 from ..messages import Bye, Hello, Limits, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
 from ._backoff import Backoff
+from ._link import BEHIND_SECONDS, DEFAULT_MAX_PENDING, HARD_FACTOR, STALL_SECONDS, _Link
 from ._handshake import (PROTOCOL, _READ, ClosedBeforeHello, Early, ProtocolMismatch, _hello, authenticate,
                          refusal, secret_from_env)
 
@@ -44,67 +44,7 @@ def tune_gc_for_server() -> None:
 
 
 HANDSHAKE_SECONDS = 10.0  # a new connection's HELLO (and authentication) must be complete by then
-DEFAULT_MAX_PENDING = 32 << 20  # bytes queued towards one peer before it may count as stuck
-STALL_SECONDS = 2.0  # ... if, in addition, nothing could be written to it for this long
-# ... or, however it reads, once this many times max_pending waits: a peer that reads, but more
-# slowly than its events arrive, made progress often enough never to stall, and its queue (the
-# broker's memory) grew without bound
-BEHIND_FACTOR = 4
-_CHUNK = 256 << 10
 SLICE_SECONDS = 0.01  # the longest a link's messages hold the loop before the other links get a turn
-
-
-class _Link:
-    """Outgoing frames of one link, written by one task. What waits for a peer that stopped
-    reading is bounded: once more than `max_pending` bytes wait and nothing could be written for
-    `stall` seconds, the link is closed (the peer reconnects and re-subscribes; events queued for
-    it are lost, as at a crash) instead of growing memory. A slow but reading peer is kept until
-    BEHIND_FACTOR times `max_pending` waits for it (`behind`): then it is closed as well."""
-
-    def __init__(self, writer: asyncio.StreamWriter, max_pending: int = DEFAULT_MAX_PENDING,
-                 stall: float = STALL_SECONDS) -> None:
-        self.writer = writer
-        self.frames: deque[bytes] = deque()
-        self.pending = 0
-        self.max_pending = max_pending
-        self.stall = stall
-        self.progress = time.monotonic()
-        self.ready = asyncio.Event()
-        self.closed = False
-        self.overflowed = False
-        self.behind = False  # closed for the size of its queue alone (writes to it still progressed)
-
-    def send(self, frame: bytes) -> None:
-        if self.closed:
-            return
-        self.pending += len(frame)
-        if self.pending > self.max_pending and (time.monotonic() - self.progress > self.stall
-                                                 or self.pending > BEHIND_FACTOR * self.max_pending):
-            self.behind = time.monotonic() - self.progress <= self.stall
-            self.overflowed = True
-            self.closed = True
-            self.frames.clear()
-            self.writer.transport.abort()  # the reader sees the connection drop and cleans up
-            return
-        self.frames.append(frame)
-        self.ready.set()
-
-    async def pump(self) -> None:
-        try:
-            while not self.closed:
-                await self.ready.wait()
-                self.ready.clear()
-                while self.frames:
-                    parts, size = [], 0
-                    while self.frames and size < _CHUNK:  # small writes: progress is visible
-                        parts.append(self.frames.popleft())
-                        size += len(parts[-1])
-                    self.writer.write(b"".join(parts))
-                    await self.writer.drain()
-                    self.pending -= size
-                    self.progress = time.monotonic()
-        except (ConnectionError, OSError):
-            pass
 
 
 class _Peer(NamedTuple):
@@ -126,8 +66,9 @@ class BrokerServer:
     def __init__(self, broker: Broker, host: str, port: int, neighbors: dict[str, tuple[str, int]],
                  status_file: Path | None = None, max_frame: int = DEFAULT_MAX_FRAME,
                  max_pending: int = DEFAULT_MAX_PENDING, stall: float = STALL_SECONDS,
-                 handshake_timeout: float = HANDSHAKE_SECONDS) -> None:
+                 handshake_timeout: float = HANDSHAKE_SECONDS, behind: float = BEHIND_SECONDS) -> None:
         self.max_pending = max_pending
+        self.behind = behind
         self.handshake_timeout = handshake_timeout
         self._refusals_logged = LogLimit()  # per peer host: a flood of bad connections does not flood the log
         self.stall = stall
@@ -340,7 +281,7 @@ class BrokerServer:
             self._refusal(peer, "refused %s %r (duplicate or unknown role)", role, link)
             writer.close()
             return
-        out = self.links[link] = _Link(writer, self.max_pending, self.stall)
+        out = self.links[link] = _Link(writer, self.max_pending, self.stall, self.behind)
         self.link_down.pop(link, None)
         self.roles[link] = role
         log.info("%s: %s %r attached from %s", self.broker.name, role, link, peer.address)
@@ -392,15 +333,20 @@ class BrokerServer:
             if self._stop.is_set():
                 ended = "this broker is stopping"
             elif out.overflowed:
-                ended = "it read too slowly or not at all" if out.behind else "it did not read"
+                ended = "it did not read" if out.overflowed == "stalled" else "it read too slowly"
             log.info("%s: %s %r detached (%s)", self.broker.name, role, link, ended)
-            if out.overflowed and out.behind:
-                log.warning("%s: closed %r: more than %d bytes waited for it (a peer that reads more slowly "
-                            "than its events arrive, or does not read)", self.broker.name, link, BEHIND_FACTOR * self.max_pending)
-            elif out.overflowed:
+            if out.overflowed == "stalled":
                 log.warning("%s: closed %r: more than %d bytes waited for it and nothing could be "
                             "written for %g s (a peer that does not read)", self.broker.name, link,
                             self.max_pending, self.stall)
+            elif out.overflowed == "behind":
+                log.warning("%s: closed %r: more than %d bytes waited for it for %g s without a break (a peer "
+                            "that reads more slowly than its events arrive)", self.broker.name, link,
+                            self.max_pending, self.behind)
+            elif out.overflowed:
+                log.warning("%s: closed %r: more than %d bytes waited for it (a peer that does not read, or "
+                            "reads more slowly than its events arrive)", self.broker.name, link,
+                            HARD_FACTOR * self.max_pending)
             out.closed = True
             out.ready.set()
             pump.cancel()
