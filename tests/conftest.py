@@ -29,8 +29,8 @@ def broker_server():
     if the test failed."""
     stops = []
 
-    def start(name: str = "b0", **kwargs) -> BrokerServer:
-        server = BrokerServer(Broker(name), "127.0.0.1", 0, {}, **kwargs)
+    def start(name: str = "b0", caps=None, **kwargs) -> BrokerServer:  # caps: the broker's per-client limits
+        server = BrokerServer(Broker(name, caps=caps), "127.0.0.1", 0, {}, **kwargs)
         stops.append(server.start_in_thread())
         return server
 

@@ -24,23 +24,10 @@ Q = eventpy.EventType("caps.Quote", sym=str, price=float)
 
 
 @pytest.fixture
-def capped():
-    """A factory: a broker on a free port of 127.0.0.1 with the given limits (in this process, a
-    thread of its own); stopped at teardown, after every node."""
-    stops = []
-
-    def start(**limits) -> BrokerServer:
-        server = BrokerServer(Broker("b0", caps=ClientCaps(**limits)), "127.0.0.1", 0, {})
-        stops.append(server.start_in_thread())
-        return server
-
-    eventpy.shutdown()
-    try:
-        yield start
-    finally:
-        eventpy.shutdown()
-        for stop in stops:
-            stop()
+def capped(broker_server):
+    """A factory: a broker on a free port of 127.0.0.1 with the given limits (tests/conftest.py's
+    broker_server: stopped at teardown, after every node)."""
+    return lambda **limits: broker_server("b0", caps=ClientCaps(**limits))
 
 
 def wait_for(pred, timeout: float = 10.0) -> bool:
