@@ -64,13 +64,15 @@ def test_the_wheel_holds_every_module_the_grammar_and_package_data_and_nothing_e
                   "Provides-Extra: replay", "Provides-Extra: test"):
         assert field in metadata, field
     assert "## A short tour" in metadata  # the README is the long description
+    with zipfile.ZipFile(wheel) as z:  # the license's text, not only its name (MIT asks for it)
+        assert z.read(meta + "licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
 
 
 def test_the_sdist_holds_the_sources_and_no_build_or_run_leftovers(dist):
     sdist, wheel = dist
     with tarfile.open(sdist) as t:
         names = {m.name.split("/", 1)[1] for m in t.getmembers() if "/" in m.name}
-    for needed in ("pyproject.toml", "README.md", "grammar/eventpy.lark", "eventpy/__init__.py"):
+    for needed in ("pyproject.toml", "README.md", "LICENSE", "grammar/eventpy.lark", "eventpy/__init__.py"):
         assert needed in names, needed
     leftovers = [n for n in names if re.match(r"(\.venv|runs|dist|build|\.eventpy|\.pytest_cache|\.hypothesis)/", n)
                  or "__pycache__" in n or n.endswith(".pyc")]
