@@ -59,3 +59,20 @@ def test_the_lines_about_live_brokers_list_them_in_their_order(tmp_path, capsys,
     assert _order(types, r"(b\d+): 1") == NAMES, types
     assert _order(out, r"broker (b\d+): its link to bX is down") == NAMES, out
     assert out.count("b2 (broker), b10") == len(NAMES), out  # the links column (wrapped by its width)
+
+
+def test_a_brokers_listening_line_names_its_neighbors_in_their_order(caplog):
+    """The broker's first log line ("listening on ... (neighbors: ...)") sorted them as text."""
+    import logging
+
+    from eventpy.runtime._ports import free_port
+    from eventpy.runtime.broker import Broker
+    from eventpy.runtime.transports.tcp import BrokerServer
+
+    closed = free_port()  # nobody listens there: the dials fail and retry until the stop
+    neighbors = {n: ("127.0.0.1", closed) for n in ("b10", "b2", "b1")}
+    with caplog.at_level(logging.INFO, logger="eventpy.tcp"):
+        stop = BrokerServer(Broker("b0"), "127.0.0.1", 0, neighbors).start_in_thread()
+        stop()
+    (line,) = [r.getMessage() for r in caplog.records if "listening on" in r.getMessage()]
+    assert re.findall(r"(b\d+) at", line) == ["b1", "b2", "b10"], line

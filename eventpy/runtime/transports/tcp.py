@@ -22,6 +22,7 @@ from typing import Any, Callable, NamedTuple
 
 from ..._version import __version__
 from .._log_limit import LogLimit
+from .._natural_order import natural
 from ..broker import Broker
 from ..messages import Bye, Hello, Limits, Pub
 from ..wire import DEFAULT_MAX_FRAME, FrameDecoder, WireError, encode, pub_frame_for
@@ -115,7 +116,7 @@ class BrokerServer:
         server = await asyncio.start_server(self._accept, self.host, self.port)
         self.port = server.sockets[0].getsockname()[1]  # the real port when asked for port 0
         log.info("%s: listening on %s:%d (neighbors: %s)", self.broker.name, self.host, self.port,
-                 ", ".join(f"{n} at {h}:{p}" for n, (h, p) in sorted(self.neighbors.items())) or "none")
+                 ", ".join(f"{n} at {h}:{p}" for n, (h, p) in sorted(self.neighbors.items(), key=lambda item: natural(item[0]))) or "none")
         if started is not None:
             started.set()
         helpers = [asyncio.create_task(self._dial(name, host, port))
