@@ -30,7 +30,9 @@ COLUMN_DOCS = {
                         "approximation can let through events no value of the subscription ever admitted, which "
                         "only `spurious` counts",
     "missed": "events in the ground truth (the guard held at publication time, 003 §VI-A) that were not delivered",
-    "false_positives": "events delivered that are not in the ground truth",
+    "false_positives": "events delivered that are not in the ground truth: the local filter judges an event with the "
+                       "parameters in force when it arrives, so one the guard refused at publication is delivered if an "
+                       "update made on its way admits it",
     "duplicates": "deliveries of an (event, subscription) pair beyond the first",
     "sub_messages": "SUB, UNSUB and UPD messages sent by clients and brokers over every link, counted after setup",
     "bytes": "wire bytes of those subscription messages (SUB, UNSUB, UPD), counted after setup; not event bytes",
