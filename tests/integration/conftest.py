@@ -31,6 +31,10 @@ def _pids(run_dir: Path) -> set[int]:
     return pids
 
 
+def _logs(run_dir: Path) -> str:
+    return "".join(f.read_text(errors="replace") for f in run_dir.glob("*.log"))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -45,10 +49,15 @@ def overlay(tmp_path):
     node left over from another test. At teardown `eventpy overlay down` must leave no broker
     process behind (including one a test restarted)."""
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
-    port = free_port_block(3)
     run_dir = tmp_path / "run"
-    up = run_eventpy("overlay", "up", "--brokers", "3", "--topology", "line", "--port", str(port),
-                     "--run-dir", str(run_dir), cwd=tmp_path, env=env)
+    for attempt in range(3):
+        # a block found free can be taken before the brokers bind it (the other xdist worker's
+        # overlay picked the same block at the same moment, once in a CI run): another block
+        port = free_port_block(3)
+        up = run_eventpy("overlay", "up", "--brokers", "3", "--topology", "line", "--port", str(port),
+                         "--run-dir", str(run_dir), cwd=tmp_path, env=env)
+        if up.returncode == 0 or "already in use" not in up.stderr + _logs(run_dir):
+            break
     pids = _pids(run_dir)
     try:
         assert up.returncode == 0, up.stderr
