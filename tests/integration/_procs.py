@@ -17,7 +17,21 @@ def free_port_block(k: int) -> int:
     """The first port of `k` free ones, in the tests' range (the benchmarks and tools scan
     others), from a random block: test runs of several checkouts on one machine all began at
     17200, and one took the ports another had just found free ("port 17220 is already in use")."""
-    return _port_block(k, 17200, 18000)
+    first, last = _worker_share(17200, 18000)
+    return _port_block(k, first, last)
+
+
+def _worker_share(first: int, last: int) -> tuple[int, int]:
+    """Under pytest-xdist (make test runs two workers), each worker scans its own share of the
+    range: two workers that found the same block free at the same moment both started brokers
+    on it ("address already in use", a test errored at setup in a CI run)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not (worker.startswith("gw") and worker[2:].isdigit()) or count < 2:
+        return first, last
+    share = (last - first) // count // 10 * 10
+    start = first + int(worker[2:]) % count * share
+    return start, start + share
 
 
 def eventpy(*args: str, cwd: Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
