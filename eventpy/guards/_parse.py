@@ -120,16 +120,18 @@ def _const_members(token: Token) -> tuple[A.Const, ...]:
     members = []
     done = 0  # the text before this has been counted for line ends
     for m in _MEMBER.finditer(text, 1):
-        raw = m.group()
-        for at in (m.start(), m.end()):  # line ends before the member, then inside it (a string)
-            breaks = text.count("\n", done, at)
-            if breaks:
-                line += breaks
-                line_start = text.rindex("\n", done, at) + 1
-            if at == m.start():
-                members.append((line, m.start() - line_start + 1, raw))
-            done = at
-    return tuple(A.Const(_member_value(raw), line=ln, column=col) for ln, col, raw in members)
+        line, line_start = _past_line_ends(text, done, m.start(), line, line_start)
+        members.append(A.Const(_member_value(m.group()), line=line, column=m.start() - line_start + 1))
+        # a string continued over a line end moves the next member's line
+        line, line_start = _past_line_ends(text, m.start(), m.end(), line, line_start)
+        done = m.end()
+    return tuple(members)
+
+
+def _past_line_ends(text: str, start: int, end: int, line: int, line_start: int) -> tuple[int, int]:
+    """(line, where it starts) after text[start:end], from those before it."""
+    breaks = text.count("\n", start, end)
+    return (line + breaks, text.rindex("\n", start, end) + 1) if breaks else (line, line_start)
 
 
 def _member_value(raw: str) -> object:

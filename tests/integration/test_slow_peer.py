@@ -23,15 +23,20 @@ def wait_gone(server, link: str, timeout: float = 10.0) -> bool:
     return link not in server.links
 
 
+def subscribe_raw(sock: socket.socket, name: str, port: int) -> None:
+    """A raw client with a small receive buffer that subscribes to every Tick (what it then reads,
+    or does not, is the test's)."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    plan = compile_guard("True", Q, {})
+    sock.sendall(encode(Hello(name, "client", PROTOCOL)) + encode(Adv(Q.name, Q.to_wire()))
+                 + encode(Sub(Q.name, 1, plan.spec, plan.evaluate({}))))
+
+
 def test_a_stuck_subscriber_is_cut_off_and_the_others_keep_receiving(caplog, broker_server):
     server = broker_server("b", max_pending=256 << 10, stall=0.5)
     with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as stuck:
-        # stuck subscribes, then never reads
-        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        stuck.connect(("127.0.0.1", server.port))
-        plan = compile_guard("True", Q, {})
-        stuck.sendall(encode(Hello("stuck", "client", PROTOCOL)) + encode(Adv(Q.name, Q.to_wire()))
-                      + encode(Sub(Q.name, 1, plan.spec, plan.evaluate({}))))
+        subscribe_raw(stuck, "stuck", server.port)  # then never reads
         node = eventpy.connect(f"tcp://127.0.0.1:{server.port}")
         got = []
         node.subscribe(Q, "True", on_event=lambda e: got.append(e.n))  # same link as the PUBs: FIFO
@@ -76,11 +81,7 @@ def test_a_subscriber_that_reads_more_slowly_than_its_events_arrive_is_cut_off_t
             time.sleep(0.01)
 
     with caplog.at_level(logging.WARNING, logger="eventpy.tcp"), socket.socket() as slow:
-        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        slow.connect(("127.0.0.1", server.port))
-        plan = compile_guard("True", Q, {})
-        slow.sendall(encode(Hello("slow", "client", PROTOCOL)) + encode(Adv(Q.name, Q.to_wire()))
-                     + encode(Sub(Q.name, 1, plan.spec, plan.evaluate({}))))
+        subscribe_raw(slow, "slow", server.port)
         reader = threading.Thread(target=sip, args=(slow,), daemon=True)
         reader.start()
         try:
